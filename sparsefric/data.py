@@ -1,0 +1,247 @@
+"""The data contract: trajectories read from CSV or Parquet files.
+
+A trajectory is time ``t`` [s], position ``q`` [rad, or m for a prismatic axis] and motor torque
+``tau`` [N·m, or N], sampled uniformly; optionally measured velocity and acceleration columns and a
+``trajectory`` column that splits one file into independent trajectories. Columns named ``*_true``
+(written by the simulator) are never read as measurements.
+
+Every problem with a file is raised as :class:`~sparsefric.errors.DataError` with one line that
+names the file, the column or the line number (as a text editor counts it: the header is line 1).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sparsefric.errors import DataError
+
+MIN_SAMPLES = 50
+#: Largest accepted deviation of one sampling interval from the median, as a fraction of it.
+SAMPLING_TOLERANCE = 0.05
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Names of the columns to read; ``None`` for an optional column that is absent."""
+
+    time: str = "t"
+    position: str = "q"
+    torque: str = "tau"
+    velocity: str | None = None
+    acceleration: str | None = None
+    trajectory: str | None = "trajectory"
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """One uniformly sampled record of a joint.
+
+    Attributes
+    ----------
+    t : ndarray
+        Time [s], strictly increasing, uniform.
+    q : ndarray
+        Position [rad] (or [m]).
+    tau : ndarray
+        Motor torque [N·m] (or [N]).
+    qd, qdd : ndarray or None
+        Measured velocity [rad/s] and acceleration [rad/s²] if the file has them.
+    name : str
+        Where it came from: ``file`` or ``file#trajectory``.
+    truth : dict
+        Simulator truth columns (``qd_true``, ``qdd_true``, ``z_true``) if present; never used for
+        identification.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    tau: np.ndarray
+    qd: np.ndarray | None = None
+    qdd: np.ndarray | None = None
+    name: str = "trajectory"
+    truth: dict[str, np.ndarray] = field(default_factory=dict, compare=False)
+
+    @property
+    def dt(self) -> float:
+        """Sample period [s]."""
+        return float((self.t[-1] - self.t[0]) / (len(self.t) - 1))
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    def with_(self, **changes) -> Trajectory:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    if not path.exists():
+        raise DataError(f"{path}: no such file")
+    if path.is_dir():
+        raise DataError(f"{path}: is a directory, expected a CSV or Parquet file")
+    suffixes = "".join(path.suffixes).lower()
+    try:
+        if suffixes.endswith(".parquet") or suffixes.endswith(".pq"):
+            try:
+                return pd.read_parquet(path)
+            except ImportError:
+                raise DataError(f"{path}: reading Parquet needs pyarrow "
+                                "(pip install pyarrow)") from None
+        return pd.read_csv(path, skipinitialspace=True)
+    except DataError:
+        raise
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{path}: the file is empty") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        raise DataError(f"{path}: cannot be read as a table ({first})") from None
+
+
+def _numeric_column(df: pd.DataFrame, name: str, path: Path, row0: int) -> np.ndarray:
+    if name not in df.columns:
+        have = ", ".join(map(str, df.columns)) or "none"
+        raise DataError(f"{path}: no column '{name}' (columns: {have})")
+    col = pd.to_numeric(df[name], errors="coerce")
+    bad = col.isna() & df[name].notna()
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise DataError(f"{path}: column '{name}', line {row0 + i}: "
+                        f"non-numeric value {df[name].iloc[i]!r}")
+    values = col.to_numpy(dtype=float)
+    finite = np.isfinite(values)
+    if not finite.all():
+        i = int(np.flatnonzero(~finite)[0])
+        raise DataError(f"{path}: column '{name}', line {row0 + i}: missing, NaN or infinite value")
+    return values
+
+
+def _check_time(t: np.ndarray, where: str, row0: int, resample: bool) -> bool:
+    """Validate the time axis; return True if it needs resampling onto a uniform grid."""
+    if t.size < MIN_SAMPLES:
+        raise DataError(f"{where}: only {t.size} samples, at least {MIN_SAMPLES} are needed")
+    dt = np.diff(t)
+    if (dt <= 0).any():
+        i = int(np.flatnonzero(dt <= 0)[0])
+        raise DataError(f"{where}: time not strictly increasing at line {row0 + i + 1} "
+                        f"(t = {t[i + 1]!r} after {t[i]!r})")
+    median = float(np.median(dt))
+    worst = float(np.max(np.abs(dt - median)) / median)
+    if worst > SAMPLING_TOLERANCE and not resample:
+        i = int(np.argmax(np.abs(dt - median)))
+        raise DataError(f"{where}: irregular sampling: the interval before line {row0 + i + 1} "
+                        f"is {dt[i]:.6g} s against a median of {median:.6g} s ({100 * worst:.0f} % "
+                        f"off, tolerance {100 * SAMPLING_TOLERANCE:.0f} %); "
+                        "use --resample to interpolate onto a uniform grid")
+    return worst > 1e-6 and resample
+
+
+def _resample(traj: Trajectory) -> Trajectory:
+    """Linear interpolation of every channel onto a uniform grid with the median period."""
+    t = traj.t
+    n = int(round((t[-1] - t[0]) / np.median(np.diff(t)))) + 1
+    grid = np.linspace(t[0], t[-1], n)
+
+    def interp(x: np.ndarray | None) -> np.ndarray | None:
+        return None if x is None else np.interp(grid, t, x)
+
+    truth = {k: np.interp(grid, t, v) for k, v in traj.truth.items()}
+    return traj.with_(t=grid, q=interp(traj.q), tau=interp(traj.tau), qd=interp(traj.qd),
+                      qdd=interp(traj.qdd), truth=truth)
+
+
+def _check_motion(traj: Trajectory) -> None:
+    span = float(np.ptp(traj.q))
+    if span <= 1e-9 * max(1.0, float(np.max(np.abs(traj.q)))):
+        raise DataError(f"{traj.name}: no motion at all (position is constant at {traj.q[0]:.6g})")
+
+
+def _split(df: pd.DataFrame, col: str | None, path: Path) -> list[tuple[str, pd.DataFrame, int]]:
+    """Split a table on its trajectory column; return (name, part, line of its first row)."""
+    if col is None or col not in df.columns:
+        return [(str(path), df, 2)]
+    keys = df[col]
+    if keys.isna().any():
+        i = int(np.flatnonzero(keys.isna().to_numpy())[0])
+        raise DataError(f"{path}: column '{col}', line {i + 2}: missing trajectory label")
+    parts = []
+    for key in pd.unique(keys):
+        idx = np.flatnonzero((keys == key).to_numpy())
+        if np.any(np.diff(idx) != 1):
+            raise DataError(f"{path}: column '{col}': the rows of trajectory {key!r} are not "
+                            "contiguous")
+        parts.append((f"{path}#{key}", df.iloc[idx].reset_index(drop=True), int(idx[0]) + 2))
+    return parts
+
+
+def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
+              angle_unit: str = "rad", resample: bool = False) -> list[Trajectory]:
+    """Read one CSV or Parquet file into one or more trajectories.
+
+    Parameters
+    ----------
+    path : path-like
+        The file; ``.parquet`` is read with pyarrow, anything else as CSV.
+    columns : Columns
+        Column names (``--time``, ``--position``, ``--torque`` on the command line).
+    angle_unit : {"rad", "deg"}
+        Unit of the position, velocity and acceleration columns; degrees are converted to rad.
+    resample : bool
+        Interpolate irregularly sampled data onto a uniform grid instead of rejecting it.
+    """
+    if angle_unit not in ("rad", "deg"):
+        raise DataError(f"--angle-unit must be 'rad' or 'deg', got {angle_unit!r}")
+    path = Path(path)
+    df = _read_table(path)
+    scale = np.pi / 180.0 if angle_unit == "deg" else 1.0
+    out = []
+    for name, part, row0 in _split(df, columns.trajectory, path):
+        t = _numeric_column(part, columns.time, path, row0)
+        need_resample = _check_time(t, name, row0, resample)
+
+        def optional(col: str | None, part=part, row0=row0) -> np.ndarray | None:
+            return None if col is None else _numeric_column(part, col, path, row0) * scale
+
+        truth = {c: part[c].to_numpy(dtype=float) for c in part.columns
+                 if str(c).endswith("_true")}
+        traj = Trajectory(
+            t=t,
+            q=_numeric_column(part, columns.position, path, row0) * scale,
+            tau=_numeric_column(part, columns.torque, path, row0),
+            qd=optional(columns.velocity),
+            qdd=optional(columns.acceleration),
+            name=name,
+            truth=truth,
+        )
+        _check_motion(traj)
+        out.append(_resample(traj) if need_resample else traj)
+    return out
+
+
+def load_trajectories(paths, columns: Columns = Columns(), *, angle_unit: str = "rad",
+                      resample: bool = False) -> list[Trajectory]:
+    """Read several files; each file gives one trajectory or, with a trajectory column, several."""
+    if isinstance(paths, str | os.PathLike):
+        paths = [paths]
+    out: list[Trajectory] = []
+    for p in paths:
+        out.extend(load_file(p, columns, angle_unit=angle_unit, resample=resample))
+    return out
+
+
+def save_trajectory(path: str | os.PathLike, traj: Trajectory, float_format: str = "%.9g") -> None:
+    """Write a trajectory as CSV in the data contract (atomically)."""
+    from sparsefric.atomic import atomic_path
+
+    cols = {"t": traj.t, "q": traj.q, "tau": traj.tau}
+    if traj.qd is not None:
+        cols["qd"] = traj.qd
+    if traj.qdd is not None:
+        cols["qdd"] = traj.qdd
+    cols.update(traj.truth)
+    with atomic_path(path) as tmp:
+        pd.DataFrame(cols).to_csv(tmp, index=False, float_format=float_format)

@@ -1,0 +1,83 @@
+"""Recipes for simulated data sets: the main paper's experiment as a set of trajectories.
+
+:func:`paper_experiment` reproduces the structure of Mahmoudkhani et al. 2023, §5.2: closed-loop
+trapezoidal back-and-forth moves at several target velocities, split into training, validation and
+test trajectories. It is used by ``sparsefric simulate``, ``experiments/make_example.py`` and the
+benchmarks, so that every simulated data set is made the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from sparsefric.data import Trajectory, save_trajectory
+from sparsefric.model import JointModel
+from sparsefric.simulate import Controller, Sensors, simulate_moves
+
+#: Target velocities [rad/s] of the paper's training, validation and test sets.
+PAPER_SPLIT = {"train": (0.127, 2.13), "validate": (0.03, 1.75), "test": (0.81, 1.4)}
+
+
+@dataclass(frozen=True)
+class MoveSpec:
+    """One back-and-forth trajectory: target velocity [rad/s] and the geometry of the moves."""
+
+    velocity: float
+    q_low: float = -0.6
+    q_high: float = 0.8
+    max_pass_s: float = 7.0
+    slow_acceleration: float = 4.0
+    fast_acceleration: float = 8.0
+
+    def geometry(self) -> tuple[float, float, float, int]:
+        """(q_low [rad], q_high [rad], acceleration [rad/s²], cycles) for this velocity.
+
+        Slow moves are shortened so that one pass lasts at most ``max_pass_s``; fast moves are
+        repeated so that every trajectory has comparable duration.
+        """
+        span = min(self.q_high - self.q_low, self.velocity * self.max_pass_s)
+        acc = self.slow_acceleration if self.velocity < 0.5 else self.fast_acceleration
+        cycles = 1 if self.velocity < 0.5 else 2
+        return self.q_low, self.q_low + span, acc, cycles
+
+
+def paper_experiment(model: JointModel, split: dict[str, tuple[float, ...]] = PAPER_SPLIT, *,
+                     sensors: Sensors = Sensors(), controller: Controller = Controller(),
+                     substeps: int = 10) -> dict[str, list[Trajectory]]:
+    """Simulate every trajectory of ``split``; returns ``{"train": [...], ...}``.
+
+    Each trajectory gets its own noise seed derived from ``sensors.seed`` and its position in the
+    split, so the set is reproducible and its noise independent between trajectories.
+    """
+    out: dict[str, list[Trajectory]] = {}
+    for i, (role, velocities) in enumerate(split.items()):
+        out[role] = []
+        for j, v in enumerate(velocities):
+            q_low, q_high, acc, cycles = MoveSpec(v).geometry()
+            seeded = Sensors(sensors.encoder_resolution, sensors.position_noise,
+                             sensors.torque_noise, sensors.seed * 1000 + 10 * i + j)
+            out[role].append(simulate_moves(
+                model, q_low, q_high, v, acc, cycles=cycles, controller=controller,
+                sensors=seeded, substeps=substeps, name=f"{role}_{_tag(v)}"))
+    return out
+
+
+def _tag(v: float) -> str:
+    return f"v{v:g}".replace(".", "p")
+
+
+def write_experiment(model: JointModel, trajectories: dict[str, list[Trajectory]],
+                     out_dir: str | os.PathLike) -> list[Path]:
+    """Write ``truth.json`` and one CSV per trajectory (``ROLE_vX.csv``); return the CSV paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save(out / "truth.json")
+    paths = []
+    for trajs in trajectories.values():
+        for traj in trajs:
+            path = out / f"{traj.name}.csv"
+            save_trajectory(path, traj)
+            paths.append(path)
+    return paths

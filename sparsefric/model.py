@@ -1,0 +1,280 @@
+"""The joint model and its file format ``sparsefric-model/1`` (``model.json``).
+
+One schema serves truth files, identified models and the simulator::
+
+    τ = I q̈ + a_c cos q + a_s sin q + o + τ_f            (prismatic: no cos/sin terms)
+
+with τ_f the static curve s(q̇) g(q̇) + Σ c_p q̇^p (``kind`` = "static") or the LuGre torque
+σ0 z + σ1 ż + Σ c_p q̇^p (``kind`` = "lugre"); see :mod:`sparsefric.lugre`. SI units throughout:
+rad, rad/s, N·m (m, m/s, N for a prismatic axis).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sparsefric import lugre
+from sparsefric.atomic import write_text
+from sparsefric.errors import ModelFileError
+
+FORMAT = "sparsefric-model/1"
+AXES = ("revolute", "prismatic")
+KINDS = ("lugre", "static")
+
+
+@dataclass(frozen=True)
+class JointModel:
+    """Parameters of one joint: rigid body and friction, in SI units.
+
+    Attributes
+    ----------
+    axis : {"revolute", "prismatic"}
+    inertia : float
+        I [kg·m²] (prismatic: mass [kg]).
+    gravity_cos, gravity_sin : float
+        a_c, a_s [N·m] of a_c cos q + a_s sin q (0 for a prismatic axis).
+    offset : float
+        Constant torque offset o [N·m].
+    kind : {"lugre", "static"}
+    tanh_k : float
+        K [s/rad] of model B's tanh(K q̇); 0 means model A's sign(q̇).
+    coulomb : float
+        f_c [N·m].
+    stribeck_velocity : float
+        Ω_s [rad/s].
+    stribeck : tuple of (δ, A)
+        Stribeck terms A·exp(−|q̇/Ω_s|^δ), A [N·m].
+    viscous : tuple of (p, c)
+        Viscous terms c·q̇^p, c [N·m·(s/rad)^p].
+    sigma0, sigma1 : float
+        LuGre σ0 [N·m/rad], σ1 [N·m·s/rad].
+    extra : dict
+        Other keys (fit statistics, provenance); kept verbatim in the file.
+    """
+
+    axis: str = "revolute"
+    inertia: float = 0.0
+    gravity_cos: float = 0.0
+    gravity_sin: float = 0.0
+    offset: float = 0.0
+    kind: str = "static"
+    tanh_k: float = 0.0
+    coulomb: float = 0.0
+    stribeck_velocity: float = 0.01
+    stribeck: tuple[tuple[float, float], ...] = ()
+    viscous: tuple[tuple[int, float], ...] = ()
+    sigma0: float = 0.0
+    sigma1: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    # ----------------------------------------------------------------- evaluation
+    @property
+    def friction(self) -> lugre.FrictionParams:
+        """The friction parameters packed for :mod:`sparsefric.lugre`."""
+        return lugre.FrictionParams(
+            coulomb=self.coulomb,
+            stribeck_velocity=self.stribeck_velocity,
+            deltas=np.array([d for d, _ in self.stribeck], dtype=float),
+            amplitudes=np.array([a for _, a in self.stribeck], dtype=float),
+            powers=np.array([p for p, _ in self.viscous], dtype=float),
+            coefficients=np.array([c for _, c in self.viscous], dtype=float),
+            sigma0=self.sigma0,
+            sigma1=self.sigma1,
+            tanh_k=self.tanh_k,
+        )
+
+    def rigid_body_torque(self, q: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+        """I q̈ + a_c cos q + a_s sin q + o [N·m]."""
+        q = np.asarray(q, dtype=float)
+        out = self.inertia * np.asarray(qdd, dtype=float) + self.offset
+        if self.axis == "revolute":
+            out = out + self.gravity_cos * np.cos(q) + self.gravity_sin * np.sin(q)
+        return out
+
+    def static_friction(self, qd: np.ndarray) -> np.ndarray:
+        """Steady-state friction τ_ss(q̇) [N·m] (the LuGre model with ż = 0)."""
+        return lugre.static_curve(qd, self.friction)
+
+    def friction_torque(self, qd: np.ndarray, dt: float | np.ndarray,
+                        z0: float = 0.0) -> np.ndarray:
+        """Friction along a velocity record [N·m]: LuGre (z integrated) or static."""
+        if self.kind == "lugre":
+            return lugre.lugre_torque(qd, dt, self.friction, z0)
+        return self.static_friction(qd)
+
+    def torque(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, dt: float | np.ndarray,
+               z0: float = 0.0) -> np.ndarray:
+        """Inverse dynamics τ̂ = rigid body + friction [N·m] along one trajectory."""
+        return self.rigid_body_torque(q, qdd) + self.friction_torque(qd, dt, z0)
+
+    def breakaway_torque(self, v_max: float = 2.0) -> float:
+        """Largest steady-state friction [N·m] for 0 < q̇ ≤ ``v_max`` below the first minimum."""
+        v = np.geomspace(1e-4, v_max, 4000)
+        curve = self.static_friction(v)
+        rising = np.flatnonzero(np.diff(curve) > 0)
+        stop = rising[0] + 1 if rising.size else v.size
+        return float(np.max(curve[: max(stop, 1)]))
+
+    def with_(self, **changes: Any) -> JointModel:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+    # ----------------------------------------------------------------- file format
+    def to_dict(self) -> dict[str, Any]:
+        """The ``sparsefric-model/1`` dictionary."""
+        sign = {"type": "tanh", "K": self.tanh_k} if self.tanh_k > 0 else {"type": "sign"}
+        out: dict[str, Any] = {
+            "format": FORMAT,
+            "axis": self.axis,
+            "rigid_body": {
+                "inertia": self.inertia,
+                "gravity_cos": self.gravity_cos,
+                "gravity_sin": self.gravity_sin,
+                "offset": self.offset,
+            },
+            "friction": {
+                "kind": self.kind,
+                "sign": sign,
+                "coulomb": self.coulomb,
+                "stribeck_velocity": self.stribeck_velocity,
+                "stribeck": [{"delta": d, "amplitude": a} for d, a in self.stribeck],
+                "viscous": [{"power": p, "coefficient": c} for p, c in self.viscous],
+                "sigma0": self.sigma0,
+                "sigma1": self.sigma1,
+            },
+        }
+        out.update(self.extra)
+        return out
+
+    def to_json(self) -> str:
+        """The model file's text (floats with full precision, keys in schema order)."""
+        return json.dumps(_finite(self.to_dict()), indent=2, allow_nan=False) + "\n"
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model file atomically."""
+        write_text(path, self.to_json())
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "model") -> JointModel:
+        """Validate a ``sparsefric-model/1`` dictionary; the error names the first bad key."""
+        return _parse(data, source)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> JointModel:
+        """Read and validate a model file."""
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ModelFileError(f"{p}: no such model file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ModelFileError(f"{p}: cannot read model file "
+                                 f"({exc.__class__.__name__})") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ModelFileError(f"{p}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        return _parse(data, str(p))
+
+
+def _finite(obj: Any) -> Any:
+    """Replace non-finite floats by None so that a model file is always valid JSON."""
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    if isinstance(obj, float | np.floating):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, np.integer):
+        return int(obj)
+    return obj
+
+
+def _number(obj: dict, key: str, where: str, *, positive: bool = False,
+            nonneg: bool = False) -> float:
+    if key not in obj:
+        raise ModelFileError(f"{where}: missing key '{key}'")
+    value = obj[key]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ModelFileError(f"{where}: key '{key}' must be a finite number, got {value!r}")
+    if positive and value <= 0:
+        raise ModelFileError(f"{where}: key '{key}' must be > 0, got {value!r}")
+    if nonneg and value < 0:
+        raise ModelFileError(f"{where}: key '{key}' must be ≥ 0, got {value!r}")
+    return float(value)
+
+
+def _section(obj: dict, key: str, where: str, kind: type = dict) -> Any:
+    if key not in obj:
+        raise ModelFileError(f"{where}: missing key '{key}'")
+    if not isinstance(obj[key], kind):
+        raise ModelFileError(f"{where}: key '{key}' must be a {kind.__name__}")
+    return obj[key]
+
+
+def _choice(obj: dict, key: str, where: str, choices: tuple[str, ...]) -> str:
+    value = obj.get(key)
+    if value not in choices:
+        raise ModelFileError(f"{where}: key '{key}' must be one of {', '.join(choices)}, "
+                             f"got {value!r}")
+    return value
+
+
+def _parse_sign(fr: dict, where: str) -> float:
+    sign = _section(fr, "sign", where)
+    kind = _choice(sign, "type", f"{where}.sign", ("sign", "tanh"))
+    return _number(sign, "K", f"{where}.sign", positive=True) if kind == "tanh" else 0.0
+
+
+def _parse_terms(fr: dict, key: str, fields: tuple[str, str], where: str) -> tuple:
+    items = _section(fr, key, where, list)
+    terms = []
+    for i, item in enumerate(items):
+        at = f"{where}.{key}[{i}]"
+        if not isinstance(item, dict):
+            raise ModelFileError(f"{at}: must be an object with keys {fields[0]}, {fields[1]}")
+        first = _number(item, fields[0], at, positive=True)
+        if key == "viscous":
+            if first != int(first):
+                raise ModelFileError(f"{at}: key 'power' must be a positive integer")
+            first = int(first)
+        terms.append((first, _number(item, fields[1], at)))
+    return tuple(terms)
+
+
+def _parse(data: Any, where: str) -> JointModel:
+    if not isinstance(data, dict):
+        raise ModelFileError(f"{where}: a model file must hold a JSON object")
+    if data.get("format") != FORMAT:
+        raise ModelFileError(f"{where}: key 'format' must be '{FORMAT}', "
+                             f"got {data.get('format')!r}")
+    axis = _choice(data, "axis", where, AXES)
+    rb = _section(data, "rigid_body", where)
+    rbw = f"{where}: rigid_body"
+    fr = _section(data, "friction", where)
+    frw = f"{where}: friction"
+    kind = _choice(fr, "kind", frw, KINDS)
+    known = {"format", "axis", "rigid_body", "friction"}
+    return JointModel(
+        axis=axis,
+        inertia=_number(rb, "inertia", rbw, nonneg=True),
+        gravity_cos=_number(rb, "gravity_cos", rbw),
+        gravity_sin=_number(rb, "gravity_sin", rbw),
+        offset=_number(rb, "offset", rbw),
+        kind=kind,
+        tanh_k=_parse_sign(fr, frw),
+        coulomb=_number(fr, "coulomb", frw),
+        stribeck_velocity=_number(fr, "stribeck_velocity", frw, positive=True),
+        stribeck=_parse_terms(fr, "stribeck", ("delta", "amplitude"), frw),
+        viscous=_parse_terms(fr, "viscous", ("power", "coefficient"), frw),
+        sigma0=_number(fr, "sigma0", frw, nonneg=True, positive=kind == "lugre"),
+        sigma1=_number(fr, "sigma1", frw),
+        extra={k: v for k, v in data.items() if k not in known},
+    )
