@@ -1,0 +1,455 @@
+"""Denoised q, q̇, q̈ and τ from one uniformly sampled record: the four methods of
+:func:`differentiate`.
+
+The "tv" method is the paper's pipeline (Mahmoudkhani et al. 2023, §5.1; ALGORITHM.md §4), written
+on the signal: total-variation regularisation of the acceleration is ℓ1 trend filtering of the
+angle with the third difference penalised (see :mod:`.trend_filter` for the solver and why).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.integrate import cumulative_trapezoid
+from scipy.signal import butter, savgol_filter, sosfiltfilt
+
+from sparsefric.differentiation.trend_filter import noise_std, trend_filter
+from sparsefric.errors import SparsefricError
+
+__all__ = [
+    "METHODS",
+    "DifferentiationError",
+    "Derivatives",
+    "differentiate",
+    "tv_fit",
+    "select_tv_weight",
+    "second_difference",
+    "central_difference",
+]
+
+METHODS: tuple[str, ...] = ("tv", "butterworth", "savgol", "given")
+
+#: Default Butterworth cutoff [Hz] (capped at 0.4·Nyquist for slow sampling).
+DEFAULT_CUTOFF_HZ = 20.0
+#: Default Savitzky–Golay window [s] (at least polyorder + 2 samples).
+DEFAULT_WINDOW_S = 0.05
+#: Savitzky–Golay polynomial order.
+SAVGOL_POLYORDER = 3
+#: Dimensionless TV weights κ = λ/σ̂ searched by the automatic rule (half-decade grid).
+KAPPA_GRID: tuple[float, ...] = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0)
+_KAPPA_START = 5  # index of 100 in KAPPA_GRID
+#: Records longer than this choose κ on windows of ``_SURE_WINDOW`` samples.
+_SURE_FULL_MAX = 30_000
+_SURE_WINDOW = 10_000
+_SURE_N_WINDOWS = 3
+
+
+class DifferentiationError(SparsefricError, ValueError):
+    """Invalid input to :func:`differentiate` (a ``ValueError`` and a ``SparsefricError``)."""
+
+
+@dataclass(frozen=True)
+class Derivatives:
+    """Denoised signals of one record, all of the length of ``t``.
+
+    Attributes
+    ----------
+    q : ndarray
+        Position [rad or m].
+    qd : ndarray
+        Velocity [rad/s or m/s].
+    qdd : ndarray
+        Acceleration [rad/s² or m/s²].
+    tau : ndarray
+        Torque or force [N·m or N].
+    method : str
+        One of :data:`METHODS`.
+    params : dict
+        What was used and how it was chosen (e.g. ``regularization``, ``lambda``, ``rule``).
+    """
+
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    tau: np.ndarray
+    method: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------------------------
+# small array helpers
+
+
+def central_difference(x: np.ndarray, h: float) -> np.ndarray:
+    """First derivative by central differences, ``(x_{i+1} − x_{i−1})/(2h)``, one-sided at ends."""
+    return np.gradient(x, h)
+
+
+def second_difference(x: np.ndarray, h: float) -> np.ndarray:
+    """Second derivative ``(x_{i+1} − 2x_i + x_{i−1})/h²``; end values copy their neighbours."""
+    out = np.empty_like(x)
+    if x.size < 3:
+        out[:] = 0.0
+        return out
+    out[1:-1] = np.diff(x, 2) / h**2
+    out[0] = out[1]
+    out[-1] = out[-2]
+    return out
+
+
+def _integrate(f: np.ndarray, h: float) -> np.ndarray:
+    """Cumulative trapezoidal integral from 0, same length as ``f``."""
+    return cumulative_trapezoid(f, dx=h, initial=0.0)
+
+
+def _fit_constants(target: np.ndarray, base: np.ndarray, columns: list[np.ndarray]) -> np.ndarray:
+    """``base + Σ c_j columns_j`` with ``c`` the least-squares fit to ``target``."""
+    A = np.column_stack(columns)
+    c, *_ = np.linalg.lstsq(A, target - base, rcond=None)
+    return base + A @ c
+
+
+# --------------------------------------------------------------------------------------------
+# TV (trend filtering) with the automatic weight
+
+
+def _sure(y: np.ndarray, kappa: float, m: int) -> float:
+    """Stein's unbiased risk estimate per sample, in units of σ̂², of the trend filter of ``y``
+    (already divided by σ̂): ``(‖y − x̂‖² − n + 2·df)/n`` with df = #knots + m (Tibshirani &
+    Taylor 2012)."""
+    r = trend_filter(y, kappa, m)
+    n = y.size
+    return float((np.sum((y - r.x) ** 2) - n + 2.0 * (r.n_knots + m)) / n)
+
+
+def _sure_windows(n: int) -> list[slice]:
+    """Whole record, or ``_SURE_N_WINDOWS`` evenly spaced windows of ``_SURE_WINDOW`` samples."""
+    if n <= _SURE_FULL_MAX:
+        return [slice(0, n)]
+    starts = np.linspace(0, n - _SURE_WINDOW, _SURE_N_WINDOWS).astype(int)
+    return [slice(int(s), int(s) + _SURE_WINDOW) for s in starts]
+
+
+def select_tv_weight(y: np.ndarray, m: int) -> tuple[float, dict[int, float]]:
+    """Automatic dimensionless TV weight κ for ``y`` divided by its noise level.
+
+    Rule: minimise SURE(κ) (Stein's unbiased estimate of the mean squared error of the fitted
+    signal, with the trend-filter degrees of freedom df = #knots + m) over the half-decade grid
+    :data:`KAPPA_GRID`, by a descent from κ = 100 to the neighbour that lowers it until none does.
+    Long records (> 30,000 samples) sum SURE over three evenly spaced 10,000-sample windows
+    (trend filtering is local, so the best κ does not depend on the record length).
+
+    Returns
+    -------
+    kappa : float
+    scores : dict
+        SURE per grid index evaluated.
+    """
+    wins = _sure_windows(y.size)
+    scores: dict[int, float] = {}
+
+    def score(i: int) -> float:
+        if i not in scores:
+            scores[i] = sum(_sure(y[w], KAPPA_GRID[i], m) for w in wins)
+        return scores[i]
+
+    i = _KAPPA_START
+    while True:
+        best = min(
+            (j for j in (i - 1, i, i + 1) if 0 <= j < len(KAPPA_GRID)), key=lambda j: score(j)
+        )
+        if best == i:
+            break
+        i = best
+    return KAPPA_GRID[i], scores
+
+
+def tv_fit(y: np.ndarray, m: int, kappa: float | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    """ℓ1 trend filter of ``y`` with λ = κ·σ̂ (σ̂ from :func:`noise_std`).
+
+    Solves ``x̂ = argmin ½‖y − x‖² + κσ̂‖D⁽ᵐ⁾x‖₁`` (units: λ = κσ̂ in units of y) on the
+    rescaled signal (y − ȳ)/σ̂, so that the solver always sees O(1) noise whatever the units.
+
+    Parameters
+    ----------
+    y : ndarray
+        Samples.
+    m : int
+        Difference order penalised (m = k + 1 for TV of the k-th derivative).
+    kappa : float, optional
+        Dimensionless weight; ``None`` chooses it by :func:`select_tv_weight`.
+
+    Returns
+    -------
+    x : ndarray
+        Fitted signal (units of y).
+    info : dict
+        ``regularization`` (κ), ``lambda`` (κσ̂), ``noise_std`` (σ̂), ``rule``, solver figures.
+    """
+    sigma = noise_std(y, m + 1)
+    scale = sigma if sigma > 0 else 1.0
+    offset = float(np.mean(y))
+    ys = (y - offset) / scale
+    if kappa is None:
+        if sigma == 0.0:
+            kappa, rule = 0.0, "auto: no noise detected (σ̂ = 0), no regularisation"
+        else:
+            kappa, scores = select_tv_weight(ys, m)
+            rule = (
+                "auto: κ = argmin SURE over half-decade grid "
+                f"{KAPPA_GRID[0]:g}..{KAPPA_GRID[-1]:g} (df = knots + {m}); λ = κ·σ̂"
+            )
+    else:
+        if not np.isfinite(kappa) or kappa < 0:
+            raise DifferentiationError(f"regularization must be a finite number >= 0, got {kappa}")
+        rule = "user: λ = regularization·σ̂"
+    res = trend_filter(ys, float(kappa), m)
+    info: dict[str, Any] = {
+        "regularization": float(kappa),
+        "lambda": float(kappa) * sigma,
+        "noise_std": sigma,
+        "rule": rule,
+        "penalty_order": m,
+        "knots": res.n_knots,
+        "iterations": res.iterations,
+        "duality_gap": res.gap * scale**2,
+        "converged": str(res.converged),
+    }
+    return res.x * scale + offset, info
+
+
+def _tv(
+    t: np.ndarray,
+    q: np.ndarray,
+    tau: np.ndarray,
+    h: float,
+    kappa_q: float | None,
+    kappa_tau: float | None,
+    tv_order: int,
+) -> Derivatives:
+    """The paper's pipeline; see :func:`differentiate`."""
+    m = tv_order + 1
+    x, info_q = tv_fit(q, m, kappa_q)
+    # q̈ from the fitted angle, then q̇ and q by integration, constants by LS on the angle.
+    if tv_order >= 2:
+        qdd = second_difference(x, h)
+        I1 = _integrate(qdd, h)
+        I2 = _integrate(I1, h)
+        tt = t - t[0]
+        c, *_ = np.linalg.lstsq(np.column_stack([np.ones_like(tt), tt]), q - I2, rcond=None)
+        qd = I1 + c[1]
+        q_hat = I2 + c[0] + c[1] * tt
+    else:  # TV of the velocity: q̇ from the fit, q̈ by differencing it (piecewise constant q̇).
+        qd = central_difference(x, h)
+        qdd = central_difference(qd, h)
+        q_hat = _fit_constants(q, _integrate(qd, h), [np.ones_like(q)])
+    # Torque: TV-regularised derivative (TV of τ̇, i.e. D² on τ), then integrated back and the
+    # constant fitted by LS to the measured torque.
+    xt, info_t = tv_fit(tau, 2, kappa_tau)
+    tau_hat = _fit_constants(tau, _integrate(central_difference(xt, h), h), [np.ones_like(tau)])
+    params: dict[str, Any] = {
+        "tv_order": tv_order,
+        **info_q,
+        **{f"tau_{k}": v for k, v in info_t.items()},
+    }
+    return Derivatives(q_hat, qd, qdd, tau_hat, "tv", params)
+
+
+# --------------------------------------------------------------------------------------------
+# classical filters
+
+
+def _butterworth(q: np.ndarray, tau: np.ndarray, h: float, cutoff_hz: float | None) -> Derivatives:
+    fs = 1.0 / h
+    fc = min(DEFAULT_CUTOFF_HZ, 0.4 * fs / 2.0) if cutoff_hz is None else float(cutoff_hz)
+    if not 0.0 < fc < fs / 2.0:
+        raise DifferentiationError(
+            f"cutoff_hz must be in (0, {fs / 2.0:g}) Hz (the Nyquist frequency), got {fc:g}"
+        )
+    sos = butter(4, fc, btype="low", fs=fs, output="sos")
+    padlen = min(3 * 9, q.size - 1)  # scipy's default, shortened for short records
+    qf = sosfiltfilt(sos, q, padlen=padlen)
+    qd = central_difference(qf, h)
+    qdd = central_difference(qd, h)
+    tf = sosfiltfilt(sos, tau, padlen=padlen)
+    rule = "default 20 Hz (capped at 0.4·Nyquist)" if cutoff_hz is None else "user"
+    return Derivatives(qf, qd, qdd, tf, "butterworth", {"cutoff_hz": fc, "order": 4, "rule": rule})
+
+
+def _savgol(q: np.ndarray, tau: np.ndarray, h: float, window_s: float | None) -> Derivatives:
+    w_s = DEFAULT_WINDOW_S if window_s is None else float(window_s)
+    if not (np.isfinite(w_s) and w_s > 0):
+        raise DifferentiationError(f"window_s must be a positive duration in s, got {w_s}")
+    n_win = int(round(w_s / h)) | 1  # odd
+    n_win = max(n_win, SAVGOL_POLYORDER + 2 + (SAVGOL_POLYORDER + 1) % 2)
+    if n_win > q.size:
+        raise DifferentiationError(
+            f"savgol window of {n_win} samples is longer than the record ({q.size} samples)"
+        )
+    kw = {"window_length": n_win, "polyorder": SAVGOL_POLYORDER, "delta": h, "mode": "interp"}
+    qf = savgol_filter(q, deriv=0, **kw)
+    qd = savgol_filter(q, deriv=1, **kw)
+    qdd = savgol_filter(q, deriv=2, **kw)
+    tf = savgol_filter(tau, deriv=0, **kw)
+    rule = "default 0.05 s" if window_s is None else "user"
+    return Derivatives(
+        qf,
+        qd,
+        qdd,
+        tf,
+        "savgol",
+        {
+            "window_s": n_win * h,
+            "window_samples": n_win,
+            "polyorder": SAVGOL_POLYORDER,
+            "rule": rule,
+        },
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# public entry point
+
+
+def _as_1d(name: str, a: Any, n: int | None) -> np.ndarray:
+    arr = np.asarray(a, dtype=float)
+    if arr.ndim != 1:
+        raise DifferentiationError(f"{name} must be a 1-D array, got shape {arr.shape}")
+    if n is not None and arr.size != n:
+        raise DifferentiationError(f"{name} has {arr.size} samples but t has {n}")
+    if not np.all(np.isfinite(arr)):
+        raise DifferentiationError(f"{name} contains NaN or infinite values")
+    return arr
+
+
+def _sample_period(t: np.ndarray) -> float:
+    """Mean sample period; requires strictly increasing, uniform (±1 %) sampling."""
+    if t.size < 2:
+        raise DifferentiationError("need at least 2 samples")
+    dt = np.diff(t)
+    if np.any(dt <= 0):
+        raise DifferentiationError("t must be strictly increasing")
+    h = float((t[-1] - t[0]) / (t.size - 1))
+    if np.max(np.abs(dt - h)) > 0.01 * h:
+        raise DifferentiationError(
+            f"t must be uniformly sampled: steps range {dt.min():g}..{dt.max():g} s around {h:g} s"
+        )
+    return h
+
+
+def _split_regularization(
+    regularization: float | tuple[float | None, float | None] | None,
+) -> tuple[float | None, float | None]:
+    if regularization is None:
+        return None, None
+    if isinstance(regularization, tuple | list):
+        if len(regularization) != 2:
+            raise DifferentiationError("regularization must be a number or a pair (q, tau)")
+        return regularization[0], regularization[1]
+    return float(regularization), None
+
+
+def differentiate(
+    t: np.ndarray,
+    q: np.ndarray,
+    tau: np.ndarray,
+    method: str = "tv",
+    qd: np.ndarray | None = None,
+    qdd: np.ndarray | None = None,
+    *,
+    regularization: float | tuple[float | None, float | None] | None = None,
+    cutoff_hz: float | None = None,
+    window_s: float | None = None,
+    tv_order: int = 2,
+) -> Derivatives:
+    r"""Denoised position, velocity, acceleration and torque of one contiguous record.
+
+    Parameters
+    ----------
+    t : ndarray, shape (n,)
+        Time [s], strictly increasing and uniformly sampled (period h, ±1 %).
+    q : ndarray, shape (n,)
+        Measured angle [rad] or position [m].
+    tau : ndarray, shape (n,)
+        Measured torque [N·m] or force [N].
+    method : {"tv", "butterworth", "savgol", "given"}
+        * ``"tv"`` (default) — the paper's pipeline.  The angle is fitted by ℓ1 trend filtering
+
+          .. math:: \hat x = \arg\min_x \tfrac12\|q - x\|_2^2 + \lambda\|D^{(m)}x\|_1,
+                    \quad m = \text{tv\_order} + 1 = 3,
+
+          which is total-variation regularisation of the acceleration ``D²x/h²`` (piecewise
+          constant q̈: trapezoidal velocity profiles with exact stops).  Then
+          ``q̈_i = (x̂_{i+1} − 2x̂_i + x̂_{i−1})/h²``, ``q̇ = ∫q̈ dt + c₁``,
+          ``q = ∫∫q̈ + c₁t + c₀`` with (c₀, c₁) the least-squares fit to the measured angle.
+          The torque is TV-differentiated (m = 2, TV of τ̇), integrated back, and its constant
+          fitted by least squares to the measured torque.
+        * ``"butterworth"`` — zero-phase 4th-order Butterworth low-pass (``sosfiltfilt``) on q
+          and τ, cutoff ``cutoff_hz`` (default 20 Hz, at most 0.4·Nyquist), then central
+          differences (``np.gradient``) for q̇ and q̈ (the IDIM-LS standard).
+        * ``"savgol"`` — Savitzky–Golay, cubic, window ``window_s`` (default 0.05 s), with
+          ``deriv=1, 2`` for q̇, q̈; τ smoothed with the same window.
+        * ``"given"`` — use ``qd`` and ``qdd`` as given; q and τ unchanged.
+    qd, qdd : ndarray, optional
+        Measured velocity [rad/s] and acceleration [rad/s²]; required by ``"given"``.
+    regularization : float or (float, float), optional
+        ``"tv"`` only: the dimensionless TV weight κ (λ = κ·σ̂, σ̂ the noise standard deviation
+        of the signal estimated by :func:`~sparsefric.differentiation.trend_filter.noise_std`,
+        so κ does not depend on units, record length or sampling rate).  A pair sets κ for q
+        and τ separately (``None`` in the pair keeps the automatic rule).  Default: automatic —
+        κ minimises Stein's unbiased risk estimate (SURE) of the fitted signal over the grid
+        0.3, 1, 3, …, 3000 (see :func:`select_tv_weight`).  The chosen κ, λ [units of q], σ̂ and
+        the rule are in ``params`` (``tau_``-prefixed for the torque).
+    cutoff_hz : float, optional
+        ``"butterworth"`` cutoff [Hz].
+    window_s : float, optional
+        ``"savgol"`` window [s].
+    tv_order : {1, 2, 3}
+        ``"tv"`` only: the derivative of q whose total variation is penalised (2: acceleration,
+        the paper's choice and the best q̈ on trapezoidal moves; 1: velocity; 3: jerk).
+
+    Returns
+    -------
+    Derivatives
+        Arrays of length n and ``params``.
+
+    Raises
+    ------
+    DifferentiationError
+        (a ``ValueError``) on an unknown method, missing ``qd``/``qdd`` for ``"given"``,
+        mismatched lengths, non-uniform time or invalid options.
+    """
+    if method not in METHODS:
+        raise DifferentiationError(
+            f"unknown differentiation method {method!r}; valid methods: {', '.join(METHODS)}"
+        )
+    t = _as_1d("t", t, None)
+    n = t.size
+    q = _as_1d("q", q, n)
+    tau = _as_1d("tau", tau, n)
+    h = _sample_period(t)
+    if method == "given":
+        missing = [name for name, a in (("qd", qd), ("qdd", qdd)) if a is None]
+        if missing:
+            raise DifferentiationError(
+                f"method 'given' needs measured {' and '.join(missing)} "
+                "(pass qd= and qdd=, or choose method 'tv', 'butterworth' or 'savgol')"
+            )
+        return Derivatives(
+            q.copy(),
+            _as_1d("qd", qd, n),
+            _as_1d("qdd", qdd, n),
+            tau.copy(),
+            "given",
+            {"rule": "measured qd and qdd used as given"},
+        )
+    if method == "butterworth":
+        return _butterworth(q, tau, h, cutoff_hz)
+    if method == "savgol":
+        return _savgol(q, tau, h, window_s)
+    if tv_order not in (1, 2, 3):
+        raise DifferentiationError(f"tv_order must be 1, 2 or 3, got {tv_order}")
+    kq, kt = _split_regularization(regularization)
+    return _tv(t, q, tau, h, kq, kt, tv_order)
