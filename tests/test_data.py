@@ -1,0 +1,105 @@
+"""The data contract: loading, conversion and one-line errors for bad files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sparsefric.data import Columns, load_trajectories, save_trajectory
+from sparsefric.errors import DataError
+
+
+def _write(tmp_path, name="d.csv", n=200, **cols):
+    t = np.arange(n) * 1e-3
+    data = {"t": t, "q": np.sin(2 * np.pi * t), "tau": np.cos(2 * np.pi * t)}
+    data.update(cols)
+    path = tmp_path / name
+    pd.DataFrame(data).to_csv(path, index=False)
+    return path
+
+
+def test_loads_contract_and_keeps_truth_apart(tmp_path):
+    path = _write(tmp_path, qd_true=np.ones(200))
+    (traj,) = load_trajectories(path)
+    assert len(traj) == 200 and traj.dt == pytest.approx(1e-3)
+    assert traj.qd is None and "qd_true" in traj.truth
+
+
+def test_degrees_are_converted_and_columns_renamed(tmp_path):
+    t = np.arange(100) * 0.01
+    pd.DataFrame({"time": t, "angle": 90 * t, "torque": t}).to_csv(tmp_path / "d.csv",
+                                                                   index=False)
+    (traj,) = load_trajectories(tmp_path / "d.csv", Columns("time", "angle", "torque"),
+                                angle_unit="deg")
+    np.testing.assert_allclose(traj.q, np.pi / 2 * t)
+
+
+def test_trajectory_column_splits_a_file(tmp_path):
+    path = _write(tmp_path, n=200, trajectory=np.repeat(["a", "b"], 100))
+    df = pd.read_csv(path)
+    df.loc[100:, "t"] = np.arange(100) * 1e-3  # each trajectory has its own clock
+    df.to_csv(path, index=False)
+    trajs = load_trajectories(path)
+    assert [t.name.split("#")[1] for t in trajs] == ["a", "b"]
+    assert all(len(t) == 100 for t in trajs)
+
+
+def test_resampling_interpolates_irregular_time(tmp_path):
+    t = np.arange(300) * 1e-3
+    t[150:] += 0.5e-3
+    pd.DataFrame({"t": t, "q": t, "tau": t}).to_csv(tmp_path / "d.csv", index=False)
+    with pytest.raises(DataError, match="irregular sampling.*--resample"):
+        load_trajectories(tmp_path / "d.csv")
+    (traj,) = load_trajectories(tmp_path / "d.csv", resample=True)
+    assert np.ptp(np.diff(traj.t)) < 1e-9
+
+
+def test_save_and_load_round_trip(tmp_path, example):
+    traj = example["test"][0]
+    save_trajectory(tmp_path / "x.csv", traj)
+    (back,) = load_trajectories(tmp_path / "x.csv")
+    np.testing.assert_allclose(back.q, traj.q, rtol=1e-8, atol=1e-12)
+
+
+BAD = {
+    "missing file": (None, "no such file"),
+    "missing column": ({"q": None}, "no column 'q' \\(columns: t, tau\\)"),
+    "non-numeric": ({"tau": ["x"] + [1.0] * 199}, "column 'tau', line 2: non-numeric"),
+    "nan": ({"q": [0.0] * 10 + [np.nan] + [1.0] * 189}, "column 'q', line 12: missing, NaN"),
+    "inf": ({"tau": [0.0] * 5 + [np.inf] + [1.0] * 194}, "column 'tau', line 7"),
+    "time backwards": ({"t": np.r_[np.arange(100), np.arange(100)] * 1e-3},
+                       "not strictly increasing at line 102"),
+    "no motion": ({"q": np.full(200, 0.3)}, "no motion at all"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_files_give_one_line_errors(tmp_path, case):
+    change, pattern = BAD[case]
+    if change is None:
+        path = tmp_path / "absent.csv"
+    else:
+        t = np.arange(200) * 1e-3
+        data = {"t": t, "q": np.sin(t), "tau": np.cos(t)}
+        for key, value in change.items():
+            if value is None:
+                data.pop(key)
+            else:
+                data[key] = value
+        path = tmp_path / "bad.csv"
+        pd.DataFrame(data).to_csv(path, index=False)
+    with pytest.raises(DataError, match=pattern) as info:
+        load_trajectories(path)
+    assert "\n" not in str(info.value) and str(path) in str(info.value)
+
+
+def test_too_few_samples(tmp_path):
+    with pytest.raises(DataError, match="only 20 samples"):
+        load_trajectories(_write(tmp_path, n=20))
+
+
+def test_empty_file(tmp_path):
+    (tmp_path / "e.csv").write_text("")
+    with pytest.raises(DataError, match="empty"):
+        load_trajectories(tmp_path / "e.csv")

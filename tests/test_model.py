@@ -1,0 +1,52 @@
+"""The model file: round trip, validation naming the first bad key, evaluation."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from sparsefric.errors import ModelFileError
+from sparsefric.model import JointModel
+
+
+def test_round_trip_is_exact(tmp_path, truth):
+    truth.save(tmp_path / "m.json")
+    back = JointModel.load(tmp_path / "m.json")
+    assert back == truth and back.to_json() == truth.to_json()
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d.pop("format"), "key 'format'"),
+    (lambda d: d.update(axis="spherical"), "key 'axis' must be one of"),
+    (lambda d: d["rigid_body"].pop("inertia"), "rigid_body: missing key 'inertia'"),
+    (lambda d: d["friction"].update(sigma0=-1.0), "key 'sigma0' must be > 0"),
+    (lambda d: d["friction"].update(stribeck_velocity=0), "'stribeck_velocity' must be > 0"),
+    (lambda d: d["friction"]["viscous"].append({"power": 1.5, "coefficient": 1}),
+     r"viscous\[2\]: key 'power' must be a positive integer"),
+    (lambda d: d["friction"].update(sign={"type": "tanh"}), "sign: missing key 'K'"),
+    (lambda d: d["friction"].update(coulomb="high"), "'coulomb' must be a finite number"),
+])
+def test_validation_names_the_bad_key(tmp_path, truth, mutate, message):
+    data = truth.to_dict()
+    mutate(data)
+    (tmp_path / "m.json").write_text(json.dumps(data))
+    with pytest.raises(ModelFileError, match=message):
+        JointModel.load(tmp_path / "m.json")
+
+
+def test_bad_json_and_missing_file(tmp_path):
+    (tmp_path / "m.json").write_text("{not json")
+    with pytest.raises(ModelFileError, match="not valid JSON"):
+        JointModel.load(tmp_path / "m.json")
+    with pytest.raises(ModelFileError, match="no such model file"):
+        JointModel.load(tmp_path / "absent.json")
+
+
+def test_static_curve_matches_definition(truth):
+    v = np.array([-1.0, 0.05, 0.5])
+    g = truth.coulomb + 7.0 * np.exp(-np.abs(v / 0.08) ** 1.5)
+    expected = np.sign(v) * g + 9.0 * v + 0.8 * v**3
+    np.testing.assert_allclose(truth.static_friction(v), expected, rtol=1e-12)
+    assert truth.breakaway_torque() == pytest.approx(25.0, rel=1e-3)
