@@ -1,0 +1,312 @@
+"""The identification estimator: steps 0–3 behind a scikit-learn style ``fit``/``predict``.
+
+>>> est = SparseFric().fit(train_trajectories, validate=validation_trajectories)
+>>> est.model_            # JointModel, friction.kind = "lugre"
+>>> est.terms_            # active terms with coefficients and units (DataFrame)
+>>> est.selection_        # the λ sweep (DataFrame, one row per λ)
+>>> est.history_          # outer-loop history of the LuGre iterations (DataFrame)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from sparsefric.data import Trajectory
+from sparsefric.errors import SparsefricError
+from sparsefric.feature_library import DEFAULT_DELTAS, FeatureLibrary, static_library
+from sparsefric.lugre import FrictionParams
+from sparsefric.lugre_iterations import IterationResult, Structure, run_iterations
+from sparsefric.model import JointModel
+from sparsefric.optimizers.sr3 import GramCache, SR3Newton, SR3Result
+from sparsefric.preprocessing import Prepared, choose_window, prepare
+from sparsefric.selection import SweepResult, sweep
+
+#: Initial Ω_s [rad/s] of the multi-start (the main paper's range, widened upwards by one decade
+#: because the Stribeck velocity of other joints is not the paper's).
+DEFAULT_OMEGA_STARTS = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
+#: Initial σ0 [N·m/rad] of the multi-start (the main paper's values).
+DEFAULT_SIGMA0_STARTS = (1e3, 5e3, 1e4, 5e4, 1e5)
+
+
+@dataclass(frozen=True)
+class _Split:
+    """The columns of a static solution, by meaning."""
+
+    rigid: dict[str, float]
+    viscous: tuple[tuple[int, float], ...]
+    coulomb: float
+    stribeck: tuple[tuple[float, float], ...]
+    omega: float
+
+
+class SparseFric:
+    """Identify inertia, gravity and LuGre friction of one joint (Mahmoudkhani et al. 2023).
+
+    Parameters
+    ----------
+    axis : {"revolute", "prismatic"}
+    model : {"A", "B"}
+        A: s(q̇) = sign(q̇); B: s(q̇) = tanh(K q̇).
+    tanh_k : float
+        K [s/rad] of model B (the paper: 150).
+    library : str
+        Named candidate library (``full``, ``coulomb-viscous``, ``coulomb-viscous-offset``,
+        ``stribeck``); see :func:`sparsefric.feature_library.static_library`.
+    n_viscous : int
+        Highest viscous power of the full library.
+    deltas : tuple of float
+        Stribeck exponents of the library.
+    offset : bool
+        Add a constant torque offset to a revolute joint.
+    nu : float
+        SR3 relaxation ν.
+    thresholds : array, optional
+        Thresholds [N·m RMS] of the λ sweep (default: automatic).
+    aic_parts : int, optional
+        m of AICc (default: max(10, 4(p + 2))).
+    omega_starts, sigma0_starts : tuple of float
+        Multi-start values of Ω_s [rad/s] and σ0 [N·m/rad].
+    static_only : bool
+        Stop after step 1.
+    differentiation : str
+        ``tv`` (default), ``butterworth``, ``savgol`` or ``given``.
+    regularization : float, optional
+        TV regularisation (dimensionless κ; default: chosen automatically).
+    cutoff_hz : float, optional
+        Butterworth cutoff [Hz].
+    presliding_distance : float, optional
+        Travelled distance [rad] from stops and reversals below which samples are left out of
+        the static fits (default: chosen from the data, see
+        :func:`sparsefric.preprocessing.choose_window`).
+    max_outer, max_inner : int
+        Iteration limits of the LuGre loops.
+    tol : float
+        Relative convergence tolerance on σ0.
+    """
+
+    def __init__(self, *, axis: str = "revolute", model: str = "A", tanh_k: float = 150.0,
+                 library: str = "full", n_viscous: int = 5,
+                 deltas: tuple[float, ...] = DEFAULT_DELTAS, offset: bool = False,
+                 nu: float = 0.01, thresholds: np.ndarray | None = None,
+                 aic_parts: int | None = None,
+                 omega_starts: tuple[float, ...] = DEFAULT_OMEGA_STARTS,
+                 sigma0_starts: tuple[float, ...] = DEFAULT_SIGMA0_STARTS,
+                 static_only: bool = False, differentiation: str = "tv",
+                 regularization: float | None = None, cutoff_hz: float | None = None,
+                 presliding_distance: float | None = None, max_outer: int = 30,
+                 max_inner: int = 50, tol: float = 1e-3):
+        self.axis = axis
+        self.model = model
+        self.tanh_k = tanh_k
+        self.library = library
+        self.n_viscous = n_viscous
+        self.deltas = deltas
+        self.offset = offset
+        self.nu = nu
+        self.thresholds = thresholds
+        self.aic_parts = aic_parts
+        self.omega_starts = omega_starts
+        self.sigma0_starts = sigma0_starts
+        self.static_only = static_only
+        self.differentiation = differentiation
+        self.regularization = regularization
+        self.cutoff_hz = cutoff_hz
+        self.presliding_distance = presliding_distance
+        self.max_outer = max_outer
+        self.max_inner = max_inner
+        self.tol = tol
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def _k(self) -> float:
+        if self.model not in ("A", "B"):
+            raise SparsefricError(f"--model must be A or B, got {self.model!r}")
+        return float(self.tanh_k) if self.model == "B" else 0.0
+
+    def _library(self) -> FeatureLibrary:
+        return static_library(self.axis, name=self.library, n_viscous=self.n_viscous,
+                              deltas=self.deltas, tanh_k=self._k, offset=self.offset)
+
+    def _prepare(self, trajectories: list[Trajectory]) -> Prepared:
+        return prepare(trajectories, method=self.differentiation,
+                       regularization=self.regularization, cutoff_hz=self.cutoff_hz,
+                       presliding_distance=self.presliding_distance)
+
+    def _split(self, library: FeatureLibrary, res: SR3Result) -> _Split:
+        rigid: dict[str, float] = {}
+        viscous, stribeck, coulomb = [], [], 0.0
+        for term, c in zip(library.terms(), res.coef, strict=True):
+            if c == 0.0:
+                continue
+            if term.kind in ("inertia", "gravity_cos", "gravity_sin", "offset"):
+                rigid[term.kind] = float(c)
+            elif term.kind == "viscous":
+                viscous.append((int(term.param), float(c)))
+            elif term.kind == "coulomb":
+                coulomb = float(c)
+            elif term.kind == "stribeck":
+                stribeck.append((float(term.param), float(c)))
+        return _Split(rigid, tuple(viscous), coulomb, tuple(stribeck), res.omega)
+
+    def _joint_model(self, s: _Split, kind: str = "static", sigma0: float = 0.0,
+                     sigma1: float = 0.0) -> JointModel:
+        return JointModel(axis=self.axis, inertia=s.rigid.get("inertia", 0.0),
+                          gravity_cos=s.rigid.get("gravity_cos", 0.0),
+                          gravity_sin=s.rigid.get("gravity_sin", 0.0),
+                          offset=s.rigid.get("offset", 0.0), kind=kind, tanh_k=self._k,
+                          coulomb=s.coulomb, stribeck_velocity=s.omega, stribeck=s.stribeck,
+                          viscous=s.viscous, sigma0=sigma0, sigma1=sigma1)
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, trajectories: list[Trajectory],
+            validate: list[Trajectory] | None = None) -> SparseFric:
+        """Identify the joint from training trajectories (and validation ones for AICc)."""
+        if not trajectories:
+            raise SparsefricError("no training trajectories given")
+        prep = self._prepare(list(trajectories))
+        library = self._library()
+        rigid_cols = [i for i, t in enumerate(library.terms())
+                      if t.kind in ("inertia", "gravity_cos", "gravity_sin", "offset")]
+        self.window_ = choose_window(prep, library.evaluate(prep.signals, 0.0)[0][:, rigid_cols])
+        self.sliding_ = prep.sliding_mask(self.window_)
+        if self.sliding_.sum() < 20:
+            raise SparsefricError("the training data have almost no sliding motion: the joint "
+                                  "never moves far enough from its stops to identify friction")
+        val = self._prepare(list(validate)) if validate else None
+        x_fit, tau_fit = prep.subset(self.sliding_)
+        self.sweep_ = sweep(library, x_fit, tau_fit,
+                            validate=val.subset(val.sliding_mask(self.window_)) if val else None,
+                            omega_starts=tuple(self.omega_starts), nu=self.nu,
+                            thresholds=self.thresholds, aic_parts=self.aic_parts)
+        self.library_ = library
+        self.preprocessing_ = pd.DataFrame(prep.params)
+        self.static_model_ = self._joint_model(self._split(library, self.sweep_.best))
+        self.model_ = self.static_model_
+        self.history_ = pd.DataFrame()
+        self.converged_ = True
+        self.convergence_reason_ = "static model only"
+        self.runs_: list[IterationResult] = []
+        if not self.static_only:
+            self._fit_lugre(prep, library)
+        return self
+
+    def _first_outer(self, prep: Prepared, library: FeatureLibrary) -> _Split:
+        """Outer iteration 1: λ = 0 on the selected columns with ż = 0; freezes the rigid body."""
+        support = self.sweep_.best.support.copy()
+        terms = library.terms()
+        for i, t in enumerate(terms):  # g(q̇) must keep its Coulomb level in the LuGre steps
+            if t.kind == "coulomb":
+                support[i] = True
+        sub = library.select(support)
+        x, tau = prep.subset(self.sliding_)
+        res = SR3Newton(threshold=0.0, nu=self.nu).fit(GramCache(sub, x, tau),
+                                                       self.sweep_.best.theta)
+        return self._split(sub, res)
+
+    def _fit_lugre(self, prep: Prepared, library: FeatureLibrary) -> None:
+        first = self._first_outer(prep, library)
+        rigid = self._joint_model(first).with_(coulomb=0.0, stribeck=(), viscous=())
+        tau_c = prep.tau - rigid.rigid_body_torque(prep.signals.q, prep.signals.qdd)
+        structure = Structure(tuple(p for p, _ in first.viscous),
+                              tuple(d for d, _ in first.stribeck), self._k)
+        tau_norm = float(np.linalg.norm(prep.tau))
+        runs = []
+        for s0 in self.sigma0_starts:
+            start = FrictionParams(
+                first.coulomb, first.omega, np.array([d for d, _ in first.stribeck]),
+                np.array([a for _, a in first.stribeck]),
+                np.array([float(p) for p, _ in first.viscous]),
+                np.array([c for _, c in first.viscous]), float(s0), 0.0, self._k)
+            runs.append(run_iterations(start, structure, prep.signals, tau_c, prep.bounds,
+                                       prep.dt, nu=self.nu, max_outer=self.max_outer,
+                                       max_inner=self.max_inner, tol=self.tol,
+                                       tau_norm=tau_norm))
+        best = select_run(runs)
+        p = best.params
+        self.runs_ = runs
+        self.model_ = rigid.with_(
+            kind="lugre", coulomb=p.coulomb, stribeck_velocity=p.stribeck_velocity,
+            stribeck=tuple(zip(map(float, p.deltas), map(float, p.amplitudes), strict=True)),
+            viscous=tuple(zip(map(int, p.powers), map(float, p.coefficients), strict=True)),
+            sigma0=p.sigma0, sigma1=p.sigma1)
+        self.history_ = pd.DataFrame(
+            [{"sigma0_init": r.sigma0_init, **row} for r in runs for row in r.history])
+        self.converged_ = best.converged
+        self.convergence_reason_ = best.reason
+        self.sigma0_init_ = best.sigma0_init
+
+    # ------------------------------------------------------------------ results
+    @property
+    def selection_(self) -> pd.DataFrame:
+        """The λ sweep, one row per λ."""
+        return self.sweep_.table
+
+    @property
+    def terms_(self) -> pd.DataFrame:
+        """Every candidate of step 1 with its coefficient, unit and whether it was selected."""
+        res: SweepResult = self.sweep_
+        rows = [{"term": t.name, "kind": t.kind, "coefficient": c, "unit": t.unit,
+                 "active": bool(a)}
+                for t, c, a in zip(self.library_.terms(), res.best.coef, res.best.support,
+                                   strict=True)]
+        return pd.DataFrame(rows)
+
+    def predict(self, trajectories: list[Trajectory], model: JointModel | None = None
+                ) -> list[np.ndarray]:
+        """Predicted torque τ̂ [N·m] of each trajectory (same preprocessing as ``fit``)."""
+        m = model or self.model_
+        prep = self._prepare(list(trajectories))
+        return predict_prepared(m, prep)
+
+    def relative_error(self, trajectories: list[Trajectory],
+                       model: JointModel | None = None) -> float:
+        """‖τ − τ̂‖/‖τ‖ over all samples, τ the measured torque."""
+        prep = self._prepare(list(trajectories))
+        tau_hat = np.concatenate(predict_prepared(model or self.model_, prep))
+        return float(np.linalg.norm(prep.tau_raw - tau_hat) / np.linalg.norm(prep.tau_raw))
+
+    def score(self, trajectories: list[Trajectory]) -> float:
+        """Coefficient of determination R² of the torque prediction (scikit-learn's convention)."""
+        prep = self._prepare(list(trajectories))
+        tau_hat = np.concatenate(predict_prepared(self.model_, prep))
+        y = prep.tau_raw
+        return float(1 - np.sum((y - tau_hat) ** 2) / np.sum((y - y.mean()) ** 2))
+
+    def simulate(self, tau: np.ndarray, q0: float, qd0: float = 0.0, dt: float = 1e-3,
+                 substeps: int = 10) -> tuple[np.ndarray, np.ndarray]:
+        """Free run of the identified equation of motion driven by ``tau`` [N·m].
+
+        Returns q [rad] and q̇ [rad/s] at the samples of ``tau`` (period ``dt`` [s]).
+        """
+        return free_run(self.model_, tau, q0, qd0, dt, substeps)
+
+
+def free_run(model: JointModel, tau: np.ndarray, q0: float, qd0: float = 0.0, dt: float = 1e-3,
+             substeps: int = 10) -> tuple[np.ndarray, np.ndarray]:
+    """Integrate ``model``'s equation of motion driven by ``tau`` [N·m]; returns q, q̇."""
+    from sparsefric.simulate import Sensors, simulate
+
+    traj = simulate(model, tau_ff=np.asarray(tau, dtype=float), sensors=Sensors(0.0, 0.0, 0.0),
+                    substeps=substeps, q0=q0, qd0=qd0, period=dt)
+    return traj.truth["q_true"], traj.truth["qd_true"]
+
+
+def select_run(runs: list[IterationResult]) -> IterationResult:
+    """The run to keep: lowest training error among converged, admissible runs (σ0 > 0,
+    σ1 ≥ 0); failing that among admissible ones; failing that among all."""
+    for pool in ([r for r in runs if r.converged and r.admissible],
+                 [r for r in runs if r.admissible], runs):
+        if pool:
+            return min(pool, key=lambda r: r.error if math.isfinite(r.error) else math.inf)
+    raise ValueError("no runs")
+
+
+def predict_prepared(model: JointModel, prep: Prepared) -> list[np.ndarray]:
+    """τ̂ of every trajectory of ``prep`` (LuGre z integrated from 0 along each)."""
+    x = prep.signals
+    return [model.torque(x.q[a:b], x.qd[a:b], x.qdd[a:b], h)
+            for (a, b), h in zip(prep.bounds, prep.dt, strict=True)]

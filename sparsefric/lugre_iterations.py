@@ -1,0 +1,202 @@
+r"""Steps 2 and 3: the outer/inner iterations that refine g(q̇), σ0 and σ1 (ALGORITHM.md §3).
+
+Given the static structure of step 1 and the frozen rigid-body part, with τ_c = τ − I q̈ − a_c cos q
+− a_s sin q − o the friction torque [N·m]:
+
+* inner loop (step 3): integrate ż = q̇ − σ0|q̇|z/g_e(q̇) along the measured q̇ of each trajectory;
+  least squares of τ_c on [u, u̇, active viscous columns] with u = σ0 z, u̇ = σ0 ż; σ0 ← σ0 ξ_u and
+  σ1 = σ0 ξ_u̇ (σ0 before the update: u̇ was built with it, so this is the fitted σ1 exactly; the
+  paper's eq. 19 uses the updated σ0, identical at convergence where ξ_u = 1). Repeat while the
+  training error E_τ decreases.
+* outer loop (step 2): least squares (SR3 with λ = 0) of τ_c on the active viscous columns,
+  m(t)·[1, e^{−|q̇/Ω_s|^{δ_i}}] and ż, with m = s(q̇)(1 − ż/q̇) = σ0 z/g(q̇) (division-free; g of
+  the previous iteration, with which z was integrated), and Newton updates of Ω_s. Gives g and τ_v.
+* stop when |σ0,new − σ0,old| ≤ tol·σ0,old.
+
+The Coulomb column is always kept here, even if step 1 dropped it: g(q̇) divides the bristle
+dynamics and must stay positive at all speeds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sparsefric.feature_library import (
+    FeatureLibrary,
+    SignalLibrary,
+    Signals,
+    StribeckLibrary,
+    ViscousLibrary,
+)
+from sparsefric.lugre import FrictionParams, integrate_z, stribeck_g
+from sparsefric.optimizers.sr3 import GramCache, SR3Newton
+
+
+@dataclass(frozen=True)
+class Structure:
+    """The friction terms step 1 kept: viscous powers and Stribeck exponents."""
+
+    powers: tuple[int, ...]
+    deltas: tuple[float, ...]
+    tanh_k: float = 0.0
+
+
+@dataclass
+class IterationResult:
+    """Outcome of one run of the iterations from one initial σ0.
+
+    Attributes
+    ----------
+    params : FrictionParams
+        The LuGre parameters of the lowest training error reached.
+    error : float
+        E_τ/‖τ‖ of that model's prediction on the training data.
+    history : list of dict
+        One row per outer iteration.
+    converged : bool
+    reason : str
+        Why it stopped.
+    sigma0_init : float
+    """
+
+    params: FrictionParams
+    error: float
+    history: list[dict] = field(default_factory=list)
+    converged: bool = False
+    reason: str = ""
+    sigma0_init: float = 0.0
+
+    @property
+    def admissible(self) -> bool:
+        """Physically admissible: σ0 > 0, σ1 ≥ 0 and a finite error."""
+        return bool(self.params.sigma0 > 0 and self.params.sigma1 >= 0
+                    and np.isfinite(self.error))
+
+
+def integrate_all(qd: np.ndarray, bounds: list[tuple[int, int]], dt: list[float],
+                  params: FrictionParams) -> tuple[np.ndarray, np.ndarray]:
+    """z [rad] and ż [rad/s] of every trajectory, each started from z = 0."""
+    z = np.empty_like(qd)
+    zd = np.empty_like(qd)
+    for (a, b), h in zip(bounds, dt, strict=True):
+        z[a:b], zd[a:b] = integrate_z(qd[a:b], h, params)
+    return z, zd
+
+
+def _lstsq(A: np.ndarray, y: np.ndarray) -> np.ndarray:
+    scale = np.sqrt(np.mean(A**2, axis=0))
+    scale[scale == 0] = 1.0
+    return np.linalg.lstsq(A / scale, y, rcond=1e-12)[0] / scale
+
+
+def _viscous_columns(qd: np.ndarray, powers: tuple[int, ...]) -> np.ndarray:
+    return np.column_stack([qd**p for p in powers]) if powers else np.zeros((len(qd), 0))
+
+
+def prediction_error(params: FrictionParams, x: Signals, tau_c: np.ndarray,
+                     bounds: list[tuple[int, int]], dt: list[float]) -> float:
+    """‖τ_c − τ̂_f‖ of the LuGre model integrated along the training trajectories [N·m]."""
+    z, zd = integrate_all(x.qd, bounds, dt, params)
+    visc = _viscous_columns(x.qd, tuple(int(p) for p in params.powers)) @ params.coefficients
+    r = tau_c - (params.sigma0 * z + params.sigma1 * zd + visc)
+    return float(np.linalg.norm(r))
+
+
+def inner_loop(params: FrictionParams, x: Signals, tau_c: np.ndarray,
+               bounds: list[tuple[int, int]], dt: list[float],
+               max_inner: int = 50) -> tuple[FrictionParams, float, float, int]:
+    """Step 3. Returns (best params, their regression error E_τ, ξ_u of that fit, iterations)."""
+    powers = tuple(int(p) for p in params.powers)
+    visc = _viscous_columns(x.qd, powers)
+    best, best_err, best_xi_u = params, np.inf, np.nan
+    current = params
+    it = 0
+    for it in range(1, max_inner + 1):  # noqa: B007
+        z, zd = integrate_all(x.qd, bounds, dt, current)
+        s0 = current.sigma0
+        A = np.column_stack([s0 * z, s0 * zd, visc])
+        coef = _lstsq(A, tau_c)
+        err = float(np.linalg.norm(A @ coef - tau_c))
+        if not err < best_err:
+            break
+        best, best_err, best_xi_u = current, err, float(coef[0])
+        sigma0 = s0 * coef[0]
+        if not (np.isfinite(sigma0) and sigma0 > 0):
+            break
+        current = _replace(current, sigma0=sigma0, sigma1=s0 * coef[1],
+                           coefficients=coef[2:].copy())
+    return best, best_err, best_xi_u, it
+
+
+def _replace(p: FrictionParams, **kw) -> FrictionParams:
+    values = {f: getattr(p, f) for f in p.__dataclass_fields__}
+    values.update(kw)
+    return FrictionParams(**values)
+
+
+def outer_library(structure: Structure) -> FeatureLibrary:
+    """Step-2 columns: active viscous powers, m·[1, E_δ…] and ż."""
+    return (ViscousLibrary(structure.powers) + StribeckLibrary(structure.deltas, structure.tanh_k)
+            + SignalLibrary(["zdot"]))
+
+
+def outer_fit(params: FrictionParams, structure: Structure, x: Signals, tau_c: np.ndarray,
+              bounds: list[tuple[int, int]], dt: list[float], nu: float) -> FrictionParams:
+    """Step 2: refit g(q̇), τ_v and σ1 with the ż of ``params``; Newton updates of Ω_s."""
+    z, zd = integrate_all(x.qd, bounds, dt, params)
+    g = stribeck_g(x.qd, params)
+    m = params.sigma0 * z / g
+    signals = Signals(x.q, x.qd, x.qdd, multiplier=m, extra={"zdot": zd})
+    library = outer_library(structure)
+    res = SR3Newton(threshold=0.0, nu=nu).fit(GramCache(library, signals, tau_c),
+                                               np.log(params.stribeck_velocity))
+    n_v, n_s = len(structure.powers), len(structure.deltas)
+    c = res.coef
+    return _replace(params, coefficients=c[:n_v].copy(), coulomb=float(c[n_v]),
+                    amplitudes=c[n_v + 1:n_v + 1 + n_s].copy(), stribeck_velocity=res.omega,
+                    sigma1=float(c[-1]))
+
+
+def run_iterations(start: FrictionParams, structure: Structure, x: Signals, tau_c: np.ndarray,
+                   bounds: list[tuple[int, int]], dt: list[float], *, nu: float = 0.01,
+                   max_outer: int = 30, max_inner: int = 50, tol: float = 1e-3,
+                   xi_tol: float = 0.05, tau_norm: float = 1.0) -> IterationResult:
+    """Outer/inner iterations from ``start`` (its σ0 is the initial value).
+
+    Converged when σ0 changes by at most ``tol`` (relative) between outer iterations with
+    |ξ_u − 1| ≤ ``xi_tol`` (the fixed point of the σ0 update); a σ0 that stops moving with ξ_u
+    away from 1 is reported as stalled, not converged.
+    """
+    params = start
+    history: list[dict] = []
+    best = (np.inf, start)
+    reason = f"σ0 did not converge within {max_outer} outer iterations"
+    converged = False
+    for k in range(1, max_outer + 1):
+        sigma0_old = params.sigma0
+        params, err, xi_u, n_inner = inner_loop(params, x, tau_c, bounds, dt, max_inner)
+        pred = prediction_error(params, x, tau_c, bounds, dt)
+        history.append({"outer": k, "error_rel": err / tau_norm, "prediction_error_rel":
+                        pred / tau_norm, "xi_u": xi_u, "sigma0": params.sigma0,
+                        "sigma1": params.sigma1, "omega_s": params.stribeck_velocity,
+                        "coulomb": params.coulomb, "inner_iterations": n_inner})
+        if pred < best[0]:
+            best = (pred, params)
+        if not np.isfinite(err):
+            reason = "the training error became non-finite"
+            break
+        if k > 1 and abs(params.sigma0 - sigma0_old) <= tol * sigma0_old:
+            converged = abs(xi_u - 1.0) <= xi_tol
+            reason = (f"σ0 changed by less than {tol:g} (relative) and ξ_u = {xi_u:.4f}"
+                      if converged else
+                      f"σ0 stalled at {params.sigma0:.4g} N·m/rad with ξ_u = {xi_u:.3f} ≠ 1: "
+                      "the training error rose at every update")
+            break
+        params = outer_fit(params, structure, x, tau_c, bounds, dt, nu)
+        if not np.all(stribeck_g(x.qd, params) > 0):
+            reason = "g(q̇) became non-positive; kept the last valid model"
+            break
+    return IterationResult(best[1], best[0] / tau_norm, history, converged, reason,
+                           start.sigma0)

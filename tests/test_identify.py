@@ -1,0 +1,72 @@
+"""The whole pipeline on bundled data: the acceptance figures we hold ourselves to."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sparsefric.data import load_trajectories
+from sparsefric.identify import SparseFric
+
+from .conftest import EMPS
+
+V = np.geomspace(0.02, 2.1, 400)
+
+
+def _curve_error(model, truth) -> float:
+    ref = truth.static_friction(V)
+    return float(np.sqrt(np.mean(((model.static_friction(V) - ref) / ref) ** 2)))
+
+
+def test_static_step_recovers_rigid_body_and_term_families(fitted, truth):
+    m = fitted.static_model_
+    assert m.inertia == pytest.approx(truth.inertia, rel=0.02)
+    assert m.gravity_cos == pytest.approx(truth.gravity_cos, rel=0.02)
+    assert m.gravity_sin == pytest.approx(truth.gravity_sin, rel=0.02)
+    active = set(fitted.terms_[fitted.terms_.active].kind)
+    assert {"inertia", "gravity_cos", "gravity_sin", "viscous", "coulomb", "stribeck"} <= active
+    assert _curve_error(m, truth) < 0.06
+    table = fitted.selection_
+    assert table.selected.sum() == 1 and table.loc[table.selected, "aic_r"].item() == 0.0
+    assert (table.n_active + table.n_eliminated == len(fitted.library_)).all()
+
+
+def test_lugre_iterations_recover_dynamic_parameters(fitted, truth):
+    m = fitted.model_
+    assert m.kind == "lugre" and fitted.converged_
+    assert m.sigma0 == pytest.approx(truth.sigma0, rel=0.2)
+    assert m.sigma1 == pytest.approx(truth.sigma1, rel=0.35)
+    assert m.inertia == pytest.approx(truth.inertia, rel=0.01)
+    assert _curve_error(m, truth) < _curve_error(fitted.static_model_, truth)
+    last = fitted.history_[fitted.history_.sigma0_init == fitted.sigma0_init_].iloc[-1]
+    assert abs(last.xi_u - 1) < 0.05
+
+
+def test_dynamic_model_predicts_test_data_at_the_noise_floor(fitted, example, truth):
+    dynamic = fitted.relative_error(example["test"])
+    static = fitted.relative_error(example["test"], fitted.static_model_)
+    floor = fitted.relative_error(example["test"], truth)
+    assert dynamic < static / 3
+    assert dynamic < 1.2 * floor
+
+
+def test_every_sigma0_start_converges_or_says_why(fitted):
+    assert len(fitted.runs_) == len(fitted.sigma0_starts)
+    for run in fitted.runs_:
+        assert run.reason and run.history
+        if not run.converged:
+            assert "converge" in run.reason or "stalled" in run.reason or "g(" in run.reason
+
+
+@pytest.fixture(scope="module")
+def emps():
+    return load_trajectories([EMPS])
+
+
+def test_emps_reference_model_is_reproduced(emps):
+    est = SparseFric(axis="prismatic", library="coulomb-viscous-offset", static_only=True)
+    m = est.fit(emps).model_
+    assert m.inertia == pytest.approx(95.1089, rel=0.01)
+    assert dict(m.viscous)[1] == pytest.approx(203.5034, rel=0.02)
+    assert m.coulomb == pytest.approx(20.3935, rel=0.03)
+    assert m.offset == pytest.approx(-3.1648, abs=0.3)
