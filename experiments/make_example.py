@@ -8,29 +8,11 @@ noise; a Stribeck curve with a visible peak and odd viscous powers as the paper 
 
 from pathlib import Path
 
-from sparsefric.experiment import paper_experiment, write_experiment
-from sparsefric.model import JointModel
-from sparsefric.simulate import Sensors
-
-TRUTH = JointModel(
-    axis="revolute",
-    inertia=1.5,  # kg·m²
-    gravity_cos=25.0,  # N·m
-    gravity_sin=-6.0,  # N·m
-    kind="lugre",
-    coulomb=18.0,  # N·m
-    stribeck_velocity=0.08,  # rad/s
-    stribeck=((1.5, 7.0),),  # δ, amplitude f_s − f_c [N·m]
-    viscous=((1, 9.0), (3, 0.8)),  # N·m·s/rad, N·m·s³/rad³
-    sigma0=1.5e4,  # N·m/rad
-    sigma1=60.0,  # N·m·s/rad
-    extra={"provenance": "experiments/make_example.py"},
-)
-
-SENSORS = Sensors(position_noise=5e-6, torque_noise=0.3, seed=2023)
+from sparsefric.experiment import EXAMPLE_SENSORS, EXAMPLE_TRUTH, paper_experiment, write_experiment
 
 if __name__ == "__main__":
     out = Path(__file__).resolve().parent.parent / "data" / "example"
-    paths = write_experiment(TRUTH, paper_experiment(TRUTH, sensors=SENSORS), out)
+    experiment = paper_experiment(EXAMPLE_TRUTH, sensors=EXAMPLE_SENSORS)
+    paths = write_experiment(EXAMPLE_TRUTH, experiment, out)
     for p in paths:
         print(p.relative_to(out.parent.parent))

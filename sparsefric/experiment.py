@@ -16,6 +16,25 @@ from sparsefric.data import Trajectory, save_trajectory
 from sparsefric.model import JointModel
 from sparsefric.simulate import Controller, Sensors, simulate_moves
 
+#: The joint of ``data/example``: a Stribeck curve with a visible peak and odd viscous powers, as
+#: the main paper found for its robot joint.
+EXAMPLE_TRUTH = JointModel(
+    axis="revolute",
+    inertia=1.5,  # kg·m²
+    gravity_cos=25.0,  # N·m
+    gravity_sin=-6.0,  # N·m
+    kind="lugre",
+    coulomb=18.0,  # N·m
+    stribeck_velocity=0.08,  # rad/s
+    stribeck=((1.5, 7.0),),  # δ, amplitude f_s − f_c [N·m]
+    viscous=((1, 9.0), (3, 0.8)),  # N·m·s/rad, N·m·s³/rad³
+    sigma0=1.5e4,  # N·m/rad
+    sigma1=60.0,  # N·m·s/rad
+    extra={"provenance": "experiments/make_example.py"},
+)
+#: 20-bit encoder with 5 µrad noise, 0.3 N·m torque noise.
+EXAMPLE_SENSORS = Sensors(position_noise=5e-6, torque_noise=0.3, seed=2023)
+
 #: Target velocities [rad/s] of the paper's training, validation and test sets.
 PAPER_SPLIT = {"train": (0.127, 2.13), "validate": (0.03, 1.75), "test": (0.81, 1.4)}
 

@@ -1,0 +1,80 @@
+"""The command line: results on disk, one-line errors with exit status 2, nothing half-written."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sparsefric.cli import main
+from sparsefric.model import JointModel
+
+from .conftest import EMPS, example_files
+
+
+def _short_csv(tmp_path, src, n=6000, name="short.csv"):
+    df = pd.read_csv(src).iloc[:n]
+    path = tmp_path / name
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_identify_static_writes_model_and_selection(tmp_path, capsys):
+    out = tmp_path / "out"
+    rc = main(["identify", str(EMPS), "--axis", "prismatic", "--library",
+               "coulomb-viscous-offset", "--static-only", "--out", str(out)])
+    assert rc == 0
+    model = JointModel.load(out / "model.json")
+    assert model.kind == "static" and model.axis == "prismatic"
+    sel = pd.read_csv(out / "selection.csv")
+    assert {"lambda", "aic_r", "n_eliminated", "selected"} <= set(sel.columns)
+    printed = capsys.readouterr().out
+    assert "qdd" in printed and str(out) in printed
+    assert not list(tmp_path.glob(".out.staging-*"))
+
+
+def test_identify_lugre_and_predict(tmp_path, capsys):
+    train = [_short_csv(tmp_path, f, name=f.name) for f in example_files("train")]
+    out = tmp_path / "out"
+    rc = main(["identify", *map(str, train), "--sigma0-starts", "1e4", "--out", str(out),
+               "--json"])
+    assert rc == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["model"]["friction"]["kind"] == "lugre"
+    assert (out / "history.csv").exists() and (out / "static_model.json").exists()
+    rc = main(["predict", str(out / "model.json"), str(train[1]), "--out",
+               str(tmp_path / "pred.csv")])
+    assert rc == 0
+    pred = pd.read_csv(tmp_path / "pred.csv")
+    assert list(pred.columns) == ["t", "tau", "tau_hat"]
+    err = np.linalg.norm(pred.tau - pred.tau_hat) / np.linalg.norm(pred.tau)
+    assert err < 0.1 and f"{err:.4f}" in capsys.readouterr().out
+
+
+def test_simulate_writes_trajectories_and_truth(tmp_path):
+    rc = main(["simulate", "--out", str(tmp_path / "sim"), "--velocities", "0.5"])
+    assert rc == 0
+    assert (tmp_path / "sim" / "truth.json").exists()
+    assert len(list((tmp_path / "sim").glob("*.csv"))) == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["identify", "absent.csv"], "absent.csv: no such file"),
+    (["identify", str(EMPS), "--torque", "force"], "no column 'force'"),
+    (["identify", str(EMPS), "--sigma0-starts", "-3"], "expected positive numbers"),
+    (["identify", str(EMPS), "--model", "C"], "invalid choice"),
+    (["predict", "absent.json", str(EMPS)], "absent.json: no such model file"),
+    (["simulate", "--out", "x", "--velocities", "fast"], "expected comma-separated numbers"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    try:
+        rc = main(argv)
+    except SystemExit as exc:
+        rc = exc.code
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "sparsefric-out").exists()
