@@ -1,0 +1,455 @@
+"""Validation of an identified joint model (ALGORITHM.md §5): pure functions on arrays and models.
+
+* torque prediction metrics on held-out trajectories (:func:`torque_metrics`,
+  :func:`metrics_table`, :func:`relative_error_series`);
+* free-run simulation driven by the measured torque, optionally restarted from the measured state
+  (:func:`free_run_compare`);
+* constant-velocity experiments (CVE): friction–velocity points from the constant-velocity parts
+  of back-and-forth moves (:func:`cve_pairs`, :func:`cve_points`, :func:`cve_from_trajectories`);
+* hysteresis of the friction torque around stops and reversals (:func:`hysteresis`).
+
+Units: rad, rad/s, rad/s², N·m, s (m, m/s, N for a prismatic axis).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from sparsefric.data import Trajectory
+from sparsefric.differentiation import differentiate
+from sparsefric.lugre import integrate_z
+from sparsefric.model import JointModel
+
+# --------------------------------------------------------------------------- torque metrics
+
+
+@dataclass(frozen=True)
+class TorqueMetrics:
+    """Torque prediction errors of one trajectory.
+
+    Attributes
+    ----------
+    relative_rms : float
+        ‖τ − τ̂‖/‖τ‖ [-].
+    nrmse : float
+        RMS(τ − τ̂)/(max τ − min τ) [-].
+    rms : float
+        RMS(τ − τ̂) [N·m].
+    max_abs : float
+        max|τ − τ̂| [N·m].
+    max_relative : float
+        max|τ − τ̂|/max|τ| [-] (the peak of the paper's relative error series).
+    n : int
+        Number of samples.
+    """
+
+    relative_rms: float
+    nrmse: float
+    rms: float
+    max_abs: float
+    max_relative: float
+    n: int
+
+
+def relative_error_series(tau: np.ndarray, tau_hat: np.ndarray) -> np.ndarray:
+    """The paper's relative error (τ_j − τ̂_j)/max|τ| [-], one value per sample.
+
+    Parameters
+    ----------
+    tau : ndarray
+        Measured torque [N·m].
+    tau_hat : ndarray
+        Predicted torque [N·m], same length.
+    """
+    tau, tau_hat = _pair(tau, tau_hat)
+    scale = float(np.max(np.abs(tau)))
+    return (tau - tau_hat) / scale if scale > 0 else np.full_like(tau, np.nan)
+
+
+def torque_metrics(tau: np.ndarray, tau_hat: np.ndarray) -> TorqueMetrics:
+    """Relative RMS error, NRMSE, RMS and maximum absolute error of a torque prediction.
+
+    Parameters
+    ----------
+    tau : ndarray
+        Measured torque [N·m].
+    tau_hat : ndarray
+        Predicted torque [N·m], same length.
+    """
+    tau, tau_hat = _pair(tau, tau_hat)
+    err = tau - tau_hat
+    rms = float(np.sqrt(np.mean(err**2)))
+    norm = float(np.linalg.norm(tau))
+    span = float(np.ptp(tau))
+    peak = float(np.max(np.abs(tau)))
+    max_abs = float(np.max(np.abs(err)))
+    return TorqueMetrics(
+        relative_rms=float(np.linalg.norm(err)) / norm if norm > 0 else np.nan,
+        nrmse=rms / span if span > 0 else np.nan,
+        rms=rms,
+        max_abs=max_abs,
+        max_relative=max_abs / peak if peak > 0 else np.nan,
+        n=int(tau.size),
+    )
+
+
+def metrics_table(names: Sequence[str], tau: Sequence[np.ndarray],
+                  predictions: Mapping[str, Sequence[np.ndarray]],
+                  dataset: str = "") -> pd.DataFrame:
+    """Tidy table of :class:`TorqueMetrics`, one row per trajectory and model.
+
+    Parameters
+    ----------
+    names : sequence of str
+        Trajectory names.
+    tau : sequence of ndarray
+        Measured torque [N·m] of each trajectory.
+    predictions : mapping of str to sequence of ndarray
+        Model label (e.g. ``"static"``, ``"dynamic"``) → predicted torque of each trajectory.
+    dataset : str
+        Label of the data set (``"train"``, ``"test"``...), copied into every row.
+
+    Returns
+    -------
+    DataFrame
+        Columns dataset, trajectory, model, relative_rms, nrmse, rms, max_abs, max_relative, n.
+    """
+    rows = []
+    for label, preds in predictions.items():
+        for name, y, y_hat in zip(names, tau, preds, strict=True):
+            rows.append({"dataset": dataset, "trajectory": name, "model": label,
+                         **vars(torque_metrics(y, y_hat))})
+    return pd.DataFrame(rows, columns=["dataset", "trajectory", "model", "relative_rms", "nrmse",
+                                       "rms", "max_abs", "max_relative", "n"])
+
+
+def _pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    a = np.asarray(a, dtype=float).ravel()
+    b = np.asarray(b, dtype=float).ravel()
+    if a.shape != b.shape:
+        raise ValueError(f"measured and predicted torque differ in length ({a.size} vs {b.size})")
+    if a.size == 0:
+        raise ValueError("empty torque record")
+    return a, b
+
+
+# --------------------------------------------------------------------------- free run
+
+
+@dataclass(frozen=True)
+class FreeRunResult:
+    """Free-run simulation against the measurement.
+
+    Attributes
+    ----------
+    t : ndarray
+        Time [s].
+    q, qd : ndarray
+        Measured position [rad] and velocity [rad/s] (the velocity as given or differentiated).
+    q_sim, qd_sim : ndarray
+        Simulated position [rad] and velocity [rad/s].
+    restarts : ndarray of int
+        Sample indices where the simulation was (re)started from the measured state.
+    rms_q, rms_qd : float
+        RMS errors of q [rad] and q̇ [rad/s].
+    max_abs_q : float
+        Largest |q − q_sim| [rad].
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    q_sim: np.ndarray
+    qd_sim: np.ndarray
+    restarts: np.ndarray
+    rms_q: float
+    rms_qd: float
+    max_abs_q: float
+
+
+def restart_indices(n: int, dt: float, restart_s: float | None) -> np.ndarray:
+    """Start indices of the simulation segments: 0, then every ``restart_s`` [s] (None: only 0)."""
+    if restart_s is None or restart_s <= 0:
+        return np.array([0])
+    step = max(int(round(restart_s / dt)), 1)
+    return np.arange(0, n, step)
+
+
+def free_run_compare(model: JointModel, t: np.ndarray, q: np.ndarray, tau: np.ndarray,
+                     qd: np.ndarray | None = None, *, restart_s: float | None = None,
+                     substeps: int = 10) -> FreeRunResult:
+    """Integrate ``model`` driven by the measured torque and compare with the measured motion.
+
+    Parameters
+    ----------
+    model : JointModel
+        The identified (or true) joint; a static model is simulated with a stiff bristle.
+    t : ndarray
+        Time [s], uniform.
+    q : ndarray
+        Measured position [rad].
+    tau : ndarray
+        Measured torque [N·m]; sample k is applied during [t_k, t_k+1).
+    qd : ndarray, optional
+        Measured or estimated velocity [rad/s] (default: Butterworth differentiation of q).
+    restart_s : float, optional
+        Restart the simulation from the measured state every ``restart_s`` seconds; closed-loop
+        recordings drift in open loop. ``None``: one run from the start.
+    substeps : int
+        Integration sub-steps per sample.
+
+    Notes
+    -----
+    The measured state at a restart is (q, q̇) and the bristle deflection z the model builds up
+    along the measured q̇ (integrated from z = 0 at the start of the record). Restarting with a
+    relaxed bristle instead would lose the friction σ0 z for a few g/σ0 of travel and offset the
+    velocity by ~g/σ0·g/I.
+    """
+    from sparsefric.simulate import _static_as_lugre
+
+    t = np.asarray(t, dtype=float)
+    q = np.asarray(q, dtype=float)
+    tau = np.asarray(tau, dtype=float)
+    dt = float((t[-1] - t[0]) / (len(t) - 1))
+    if qd is None:
+        qd = differentiate(t, q, tau, method="butterworth").qd
+    qd = np.asarray(qd, dtype=float)
+    sim_model = _static_as_lugre(model)
+    z = integrate_z(qd, dt, sim_model.friction)[0]
+    starts = restart_indices(len(t), dt, restart_s)
+    q_sim, qd_sim = np.empty_like(q), np.empty_like(q)
+    for a, b in zip(starts, np.r_[starts[1:], len(t)], strict=True):
+        q_sim[a:b], qd_sim[a:b] = _free_run(sim_model, tau[a:b], float(q[a]), float(qd[a]),
+                                            float(z[a]), dt, substeps)
+    eq = q - q_sim
+    return FreeRunResult(t, q, qd, q_sim, qd_sim, starts,
+                         rms_q=float(np.sqrt(np.mean(eq**2))),
+                         rms_qd=float(np.sqrt(np.mean((qd - qd_sim) ** 2))),
+                         max_abs_q=float(np.max(np.abs(eq))))
+
+
+def _free_run(model: JointModel, tau: np.ndarray, q0: float, qd0: float, z0: float, dt: float,
+              substeps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Open-loop, noise-free run of a LuGre ``model`` from (q0, q̇0, z0); returns q, q̇.
+
+    Same kernel as :func:`sparsefric.identify.free_run`, which has no z0 argument.
+    """
+    from sparsefric.simulate import _simulate
+
+    n = len(tau)
+    zeros = np.zeros(n)
+    fc, omega, deltas, amps, powers, coefs, k = model.friction.as_tuple()
+    a_c, a_s = (model.gravity_cos, model.gravity_sin) if model.axis == "revolute" else (0.0, 0.0)
+    out = _simulate(zeros, zeros, np.ascontiguousarray(tau, dtype=float), 0.0, 0.0, 0.0, dt,
+                    int(substeps), model.inertia, a_c, a_s, model.offset, fc, omega, deltas,
+                    amps, powers, coefs, k, model.sigma0, model.sigma1, zeros, 0.0, q0, qd0, z0)
+    return out[0], out[1]
+
+
+# --------------------------------------------------------------------------- CVE
+
+
+def constant_velocity_mask(qd: np.ndarray, qdd: np.ndarray, *,
+                           accel_threshold: float | None = None,
+                           speed_threshold: float | None = None,
+                           trim: int = 10) -> np.ndarray:
+    """Samples of the constant-velocity parts: |q̈| small, |q̇| not small, away from run edges.
+
+    Parameters
+    ----------
+    qd, qdd : ndarray
+        Velocity [rad/s] and acceleration [rad/s²].
+    accel_threshold : float, optional
+        Largest |q̈| [rad/s²] (default: 5 % of the 99th percentile of |q̈|).
+    speed_threshold : float, optional
+        Smallest |q̇| [rad/s] (default: 20 % of the 99th percentile of |q̇|).
+    trim : int
+        Samples dropped at both ends of every run (filter transients at the corners).
+    """
+    qd = np.asarray(qd, dtype=float)
+    qdd = np.asarray(qdd, dtype=float)
+    a_thr = 0.05 * np.percentile(np.abs(qdd), 99) if accel_threshold is None else accel_threshold
+    v_thr = 0.2 * np.percentile(np.abs(qd), 99) if speed_threshold is None else speed_threshold
+    mask = (np.abs(qdd) <= a_thr) & (np.abs(qd) > v_thr)
+    out = np.zeros_like(mask)
+    for a, b in _runs(mask):
+        if b - a > 2 * trim:
+            out[a + trim:b - trim] = True
+    return out
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """(start, stop) of the runs of True in ``mask``."""
+    edges = np.flatnonzero(np.diff(np.r_[0, mask.astype(np.int8), 0]))
+    return list(zip(edges[::2], edges[1::2], strict=True))
+
+
+def _velocity_levels(speeds: np.ndarray, rel_tol: float) -> np.ndarray:
+    """Group run speeds [rad/s] into levels: a label per run, runs within ``rel_tol`` share one."""
+    order = np.argsort(speeds)
+    labels = np.empty(len(speeds), dtype=int)
+    level, ref = -1, -np.inf
+    for i in order:
+        if speeds[i] > ref * (1 + rel_tol):
+            level, ref = level + 1, speeds[i]
+        labels[i] = level
+    return labels
+
+
+def cve_pairs(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray, *,
+              accel_threshold: float | None = None, speed_threshold: float | None = None,
+              bin_width: float | None = None, level_tol: float = 0.25, min_samples: int = 5,
+              trim: int = 10) -> pd.DataFrame:
+    """Forward/backward constant-velocity samples paired at matched positions (per position bin).
+
+    In each position bin of each velocity level, τ⁺ and τ⁻ are the mean torques of the forward
+    and backward samples; at constant velocity τ± = gravity(q) ± τ_f(v), so
+    τ_f = (τ⁺ − τ⁻)/2 and gravity = (τ⁺ + τ⁻)/2.
+
+    Parameters
+    ----------
+    q, qd, qdd, tau : ndarray
+        Position [rad], velocity [rad/s], acceleration [rad/s²], torque [N·m] of one record.
+    accel_threshold, speed_threshold, trim
+        See :func:`constant_velocity_mask`.
+    bin_width : float, optional
+        Position bin [rad] (default: 1/40 of the position span of the constant-velocity samples).
+    level_tol : float
+        Relative speed difference below which constant-velocity runs belong to one level.
+    min_samples : int
+        Smallest number of samples per direction in a bin.
+
+    Returns
+    -------
+    DataFrame
+        One row per bin: level, position [rad], v_plus, v_minus [rad/s] (mean speeds),
+        tau_plus, tau_minus, friction, gravity [N·m], n_plus, n_minus.
+    """
+    q, qd, qdd, tau = (np.asarray(x, dtype=float) for x in (q, qd, qdd, tau))
+    mask = constant_velocity_mask(qd, qdd, accel_threshold=accel_threshold,
+                                  speed_threshold=speed_threshold, trim=trim)
+    runs = _runs(mask)
+    cols = ["level", "position", "v_plus", "v_minus", "tau_plus", "tau_minus", "friction",
+            "gravity", "n_plus", "n_minus"]
+    if not runs:
+        return pd.DataFrame(columns=cols)
+    speeds = np.array([np.mean(np.abs(qd[a:b])) for a, b in runs])
+    labels = _velocity_levels(speeds, level_tol)
+    rows = []
+    for level in range(labels.max() + 1):
+        idx = np.concatenate([np.arange(a, b) for (a, b), lab in zip(runs, labels, strict=True)
+                              if lab == level])
+        rows.extend(_pair_bins(level, q[idx], qd[idx], tau[idx], bin_width, min_samples))
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _pair_bins(level: int, q: np.ndarray, qd: np.ndarray, tau: np.ndarray,
+               bin_width: float | None, min_samples: int) -> list[dict]:
+    fwd, bwd = qd > 0, qd < 0
+    if not fwd.any() or not bwd.any():
+        return []
+    lo = max(q[fwd].min(), q[bwd].min())
+    hi = min(q[fwd].max(), q[bwd].max())
+    if hi <= lo:
+        return []
+    width = bin_width or (np.ptp(q) / 40 if np.ptp(q) > 0 else hi - lo)
+    edges = np.arange(lo, hi + width, width)
+    b = np.digitize(q, edges) - 1
+    rows = []
+    for k in range(len(edges) - 1):
+        p, m = fwd & (b == k), bwd & (b == k)
+        if p.sum() < min_samples or m.sum() < min_samples:
+            continue
+        tp, tm = float(tau[p].mean()), float(tau[m].mean())
+        rows.append({"level": level, "position": 0.5 * (edges[k] + edges[k + 1]),
+                     "v_plus": float(qd[p].mean()), "v_minus": float(-qd[m].mean()),
+                     "tau_plus": tp, "tau_minus": tm, "friction": 0.5 * (tp - tm),
+                     "gravity": 0.5 * (tp + tm), "n_plus": int(p.sum()), "n_minus": int(m.sum())})
+    return rows
+
+
+def cve_points(pairs: pd.DataFrame, trajectory: str = "") -> pd.DataFrame:
+    """One friction–velocity point per velocity level from :func:`cve_pairs` bins.
+
+    Returns
+    -------
+    DataFrame
+        trajectory, level, velocity [rad/s] (mean of forward and backward speed), friction [N·m]
+        (mean over bins), friction_std [N·m] (spread over bins), n_bins, n_samples.
+    """
+    cols = ["trajectory", "level", "velocity", "friction", "friction_std", "n_bins", "n_samples"]
+    rows = []
+    for level, g in pairs.groupby("level", sort=True):
+        rows.append({"trajectory": trajectory, "level": int(level),
+                     "velocity": float(0.5 * (g["v_plus"].mean() + g["v_minus"].mean())),
+                     "friction": float(g["friction"].mean()),
+                     "friction_std": float(g["friction"].std(ddof=1)) if len(g) > 1 else 0.0,
+                     "n_bins": len(g), "n_samples": int((g["n_plus"] + g["n_minus"]).sum())})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def cve_from_trajectories(trajectories: Sequence[Trajectory], *, method: str = "butterworth",
+                          **kwargs) -> pd.DataFrame:
+    """CVE points of several trajectories (q̇, q̈ by :func:`differentiate` with ``method``).
+
+    ``kwargs`` go to :func:`cve_pairs`. Trajectories without forward and backward
+    constant-velocity parts give no point.
+    """
+    frames = []
+    for traj in trajectories:
+        d = differentiate(traj.t, traj.q, traj.tau, method=method, qd=traj.qd, qdd=traj.qdd)
+        pts = cve_points(cve_pairs(d.q, d.qd, d.qdd, traj.tau, **kwargs), traj.name)
+        if len(pts):
+            frames.append(pts)
+    if not frames:
+        return cve_points(pd.DataFrame(columns=["level"]))
+    return pd.concat(frames, ignore_index=True).sort_values("velocity", ignore_index=True)
+
+
+# --------------------------------------------------------------------------- hysteresis
+
+
+def friction_from_torque(model: JointModel, q: np.ndarray, qdd: np.ndarray,
+                         tau: np.ndarray) -> np.ndarray:
+    """Measured friction τ_f = τ − (I q̈ + a_c cos q + a_s sin q + o) [N·m]."""
+    return np.asarray(tau, dtype=float) - model.rigid_body_torque(q, qdd)
+
+
+def hysteresis(qd: np.ndarray, qdd: np.ndarray, tau_f: np.ndarray, *,
+               v_window: float | None = None) -> pd.DataFrame:
+    """Friction against velocity around stops and reversals, split into branches.
+
+    Parameters
+    ----------
+    qd, qdd : ndarray
+        Velocity [rad/s] and acceleration [rad/s²].
+    tau_f : ndarray
+        Friction torque [N·m] (measured by :func:`friction_from_torque`, or a model's).
+    v_window : float, optional
+        Half-width [rad/s] of the velocity window around zero (default: 10 % of the 99th
+        percentile of |q̇|).
+
+    Returns
+    -------
+    DataFrame
+        One row per sample inside the window: event (index of the low-speed episode), index
+        (sample), qd [rad/s], tau_f [N·m], branch ("accelerating" where |q̇| increases,
+        i.e. q̇ q̈ > 0, else "decelerating").
+    """
+    qd = np.asarray(qd, dtype=float)
+    qdd = np.asarray(qdd, dtype=float)
+    tau_f = np.asarray(tau_f, dtype=float)
+    v = 0.1 * np.percentile(np.abs(qd), 99) if v_window is None else v_window
+    rows = []
+    for event, (a, b) in enumerate(_runs(np.abs(qd) < v)):
+        idx = np.arange(a, b)
+        rows.append(pd.DataFrame({
+            "event": event, "index": idx, "qd": qd[idx], "tau_f": tau_f[idx],
+            "branch": np.where(qd[idx] * qdd[idx] > 0, "accelerating", "decelerating")}))
+    if not rows:
+        return pd.DataFrame(columns=["event", "index", "qd", "tau_f", "branch"])
+    return pd.concat(rows, ignore_index=True)

@@ -1,0 +1,140 @@
+"""The identification report: self-contained HTML, Markdown summary, JSON summary."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sparsefric.data import load_trajectories
+from sparsefric.identify import SparseFric
+from sparsefric.model import JointModel
+from sparsefric.report import parameter_table, summary_dict, write_report
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "example"
+
+
+@pytest.fixture(scope="session")
+def light_fit():
+    """A quick fit on one short trajectory (not a good model; enough to exercise the report)."""
+    traj = load_trajectories([EXAMPLE / "train_v2p13.csv"])[0]
+    n = 4000
+    short = traj.with_(t=traj.t[:n], q=traj.q[:n], tau=traj.tau[:n],
+                       truth={k: v[:n] for k, v in traj.truth.items()})
+    test = load_trajectories([EXAMPLE / "test_v1p4.csv"])[0]
+    m = 3000
+    test = test.with_(t=test.t[:m], q=test.q[:m], tau=test.tau[:m], truth={})
+    est = SparseFric(sigma0_starts=(1e4,), omega_starts=(0.05,),
+                     thresholds=np.geomspace(0.1, 20, 6)).fit([short], validate=[short])
+    return est, [short], [test]
+
+
+@pytest.fixture(scope="session")
+def rendered(light_fit, tmp_path_factory):
+    est, train, test = light_fit
+    out = tmp_path_factory.mktemp("report")
+    truth = JointModel.load(EXAMPLE / "truth.json")
+    summary = write_report(est, out, train, test=test, truth=truth, restart_s=0.5)
+    return out, summary
+
+
+def test_files_written_atomically(rendered):
+    out, _ = rendered
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["report.html", "summary.md"]  # no temporary files left behind
+
+
+def test_html_is_self_contained(rendered):
+    out, _ = rendered
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    assert "http://" not in page and "https://" not in page
+    assert "<script" not in page and "<link" not in page
+    imgs = re.findall(r'<img alt="[^"]*" src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    # selection, coefficients, friction, convergence, torque train, torque test, free run,
+    # hysteresis
+    assert len(imgs) == page.count("<img") == 8
+    for b in imgs:
+        assert base64.b64decode(b)[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(page) < 3_000_000
+
+
+def test_html_has_tables_and_status(rendered, light_fit):
+    out, _ = rendered
+    est = light_fit[0]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    for text in ("Parameters", "σ0 (bristle stiffness)", "N·m/rad", "kg·m²", "Coulomb",
+                 "Model selection", "Friction–velocity", "Outer-loop convergence",
+                 "Torque prediction", "Free-run", "Hysteresis", "Data and preprocessing",
+                 est.convergence_reason_.split()[0]):
+        assert text in page, text
+    assert page.count("<table") >= 6
+    # every candidate term appears in the coefficient table
+    for term in est.terms_["term"]:
+        assert f"<td>{html.escape(term)}</td>" in page
+
+
+def test_summary_markdown(rendered, light_fit):
+    out, _ = rendered
+    md = (out / "summary.md").read_text(encoding="utf-8")
+    assert md.startswith("# ")
+    assert "| parameter | unit |" in md
+    assert "## Torque prediction" in md and "## Free run (test data)" in md
+    assert ("converged" in md) and light_fit[0].convergence_reason_ in md
+
+
+def test_summary_dict_is_json(rendered, light_fit):
+    _, summary = rendered
+    text = json.dumps(summary, allow_nan=False)
+    back = json.loads(text)
+    assert back["format"] == "sparsefric-summary/1"
+    assert back["model"]["friction"]["kind"] == "lugre"
+    assert back["selection"]["n_active"] == int(light_fit[0].terms_["active"].sum())
+    assert {r["model"] for r in back["metrics"]} == {"static", "dynamic"}
+    assert {r["dataset"] for r in back["metrics"]} == {"train", "test"}
+    assert len(back["history"]) >= 1
+    assert "truth" in back
+
+
+def test_summary_dict_without_data(light_fit):
+    est = light_fit[0]
+    d = summary_dict(est)
+    json.dumps(d, allow_nan=False)
+    assert d["metrics"] == [] and d["data"] == {}
+    assert d["converged"] == bool(est.converged_)
+
+
+def test_dynamic_beats_static_on_training_torque(rendered):
+    _, summary = rendered
+    m = pd.DataFrame(summary["metrics"])
+    train = m[m.dataset == "train"].set_index("model")["relative_rms"]
+    assert train["dynamic"] < train["static"]
+
+
+def test_parameter_table_units():
+    truth = JointModel.load(EXAMPLE / "truth.json")
+    table = parameter_table({"truth": truth, "static": truth.with_(kind="static")})
+    row = table.set_index("parameter").loc["c_3 (viscous q̇^3)"]
+    assert row["unit"] == "N·m·(s/rad)^3" and row["truth"] == 0.8
+    s1 = table.set_index("parameter").loc["σ1 (bristle damping)"]
+    assert s1["truth"] == 60 and np.isnan(s1["static"])
+    prism = parameter_table({"m": truth.with_(axis="prismatic")})
+    assert "a_c (gravity cos)" not in set(prism["parameter"])
+    assert prism.set_index("parameter").loc["I (inertia)", "unit"] == "kg"
+
+
+def test_report_without_cve_and_test(light_fit, tmp_path):
+    est, train, _ = light_fit
+    write_report(est, tmp_path, train, cve=pd.DataFrame(), restart_s=None)
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    # no test data: no test torque figure; free run and hysteresis fall back to the training data
+    assert page.count("<img") == 7
+    assert "Free-run simulation (train data)" in page
+    assert "Constant-velocity experiment points" not in page
