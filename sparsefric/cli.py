@@ -140,6 +140,8 @@ def _write_results(est, stage: Path, train, validate, test) -> None:
     est.terms_.to_csv(stage / "terms.csv", index=False)
     if len(est.history_):
         est.history_.to_csv(stage / "history.csv", index=False)
+    if est.refinement_ is not None:
+        est.refinement_.table.to_csv(stage / "refinement.csv", index=False)
     est.preprocessing_.to_csv(stage / "preprocessing.csv", index=False)
     est.static_model_.save(stage / "static_model.json")
     write_report(est, stage, train, validate=validate, test=test)

@@ -142,21 +142,33 @@ def outer_library(structure: Structure) -> FeatureLibrary:
             + SignalLibrary(["zdot"]))
 
 
+def dynamic_signals(params: FrictionParams, x: Signals, bounds: list[tuple[int, int]],
+                    dt: list[float]) -> Signals:
+    """Signals with the step-2 multiplier m = σ0 z/g(q̇) and ż of ``params``."""
+    z, zd = integrate_all(x.qd, bounds, dt, params)
+    m = params.sigma0 * z / stribeck_g(x.qd, params)
+    return Signals(x.q, x.qd, x.qdd, multiplier=m, extra={"zdot": zd})
+
+
+def params_from_coefficients(params: FrictionParams, structure: Structure,
+                             coef: np.ndarray, omega: float) -> FrictionParams:
+    """Friction parameters from step-2 coefficients [viscous…, f_c, A…, σ1]."""
+    n_v, n_s = len(structure.powers), len(structure.deltas)
+    return _replace(params, powers=np.array(structure.powers, dtype=float),
+                    coefficients=coef[:n_v].copy(), coulomb=float(coef[n_v]),
+                    deltas=np.array(structure.deltas, dtype=float),
+                    amplitudes=coef[n_v + 1:n_v + 1 + n_s].copy(), stribeck_velocity=omega,
+                    sigma1=float(coef[-1]))
+
+
 def outer_fit(params: FrictionParams, structure: Structure, x: Signals, tau_c: np.ndarray,
               bounds: list[tuple[int, int]], dt: list[float], nu: float) -> FrictionParams:
     """Step 2: refit g(q̇), τ_v and σ1 with the ż of ``params``; Newton updates of Ω_s."""
-    z, zd = integrate_all(x.qd, bounds, dt, params)
-    g = stribeck_g(x.qd, params)
-    m = params.sigma0 * z / g
-    signals = Signals(x.q, x.qd, x.qdd, multiplier=m, extra={"zdot": zd})
+    signals = dynamic_signals(params, x, bounds, dt)
     library = outer_library(structure)
     res = SR3Newton(threshold=0.0, nu=nu).fit(GramCache(library, signals, tau_c),
                                                np.log(params.stribeck_velocity))
-    n_v, n_s = len(structure.powers), len(structure.deltas)
-    c = res.coef
-    return _replace(params, coefficients=c[:n_v].copy(), coulomb=float(c[n_v]),
-                    amplitudes=c[n_v + 1:n_v + 1 + n_s].copy(), stribeck_velocity=res.omega,
-                    sigma1=float(c[-1]))
+    return params_from_coefficients(params, structure, res.coef, res.omega)
 
 
 def run_iterations(start: FrictionParams, structure: Structure, x: Signals, tau_c: np.ndarray,

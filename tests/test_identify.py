@@ -37,9 +37,15 @@ def test_lugre_iterations_recover_dynamic_parameters(fitted, truth):
     assert m.sigma0 == pytest.approx(truth.sigma0, rel=0.2)
     assert m.sigma1 == pytest.approx(truth.sigma1, rel=0.35)
     assert m.inertia == pytest.approx(truth.inertia, rel=0.01)
-    assert _curve_error(m, truth) < _curve_error(fitted.static_model_, truth)
-    last = fitted.history_[fitted.history_.sigma0_init == fitted.sigma0_init_].iloc[-1]
-    assert abs(last.xi_u - 1) < 0.05
+    assert _curve_error(m, truth) < 0.02
+    assert m.breakaway_torque() == pytest.approx(truth.breakaway_torque(), rel=0.12)
+    assert abs(fitted.xi_u_ - 1) < 0.05
+
+
+def test_refinement_selects_friction_terms_with_the_dynamic_columns(fitted):
+    table = fitted.refinement_.table
+    assert table.selected.sum() == 1
+    assert fitted.refined_  # on data/example the re-selected model predicts better
 
 
 def test_dynamic_model_predicts_test_data_at_the_noise_floor(fitted, example, truth):
