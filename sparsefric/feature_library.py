@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numba
 import numpy as np
 
 from sparsefric.lugre import sign_function
@@ -271,19 +272,39 @@ class StribeckLibrary(FeatureLibrary):
     def evaluate(self, x: Signals, theta: float, order: int = 0) -> list[np.ndarray]:
         m = x.multiplier if x.multiplier is not None else sign_function(x.qd, self.tanh_k)
         n, k = len(x), len(self.deltas)
-        d = np.asarray(self.deltas)
-        u = np.exp(np.minimum((x.log_speed - theta)[:, None] * d[None, :], 700.0))  # u = x^δ
-        E = np.exp(-u)
-        out = [E * m[:, None]]
-        if order >= 1:
-            out.append(d * u * out[0])
-        if order >= 2:
-            out.append(d**2 * u * (u - 1.0) * out[0])
+        out = list(_stribeck_columns(x.log_speed, np.ascontiguousarray(m, dtype=np.float64),
+                                     float(theta), np.asarray(self.deltas, dtype=np.float64),
+                                     order))[: order + 1]
         if self.coulomb:
             first = [m[:, None]] + [np.zeros((n, 1))] * order
             out = [np.hstack([f, o]) for f, o in zip(first, out, strict=True)]
         assert out[0].shape == (n, k + int(self.coulomb))
         return out
+
+
+@numba.njit(cache=True)
+def _stribeck_columns(log_speed, m, theta, deltas, order):
+    """m·E, ∂θ(m·E), ∂²θ(m·E) with E = exp(−u), u = exp(δ(ln|q̇| − θ)), in one pass.
+
+    Fused and compiled because the Newton and multi-start loops evaluate these columns thousands
+    of times; numpy would allocate five n×k temporaries per call.
+    """
+    n, k = log_speed.shape[0], deltas.shape[0]
+    E0 = np.empty((n, k))
+    E1 = np.empty((n, k)) if order >= 1 else np.empty((0, k))
+    E2 = np.empty((n, k)) if order >= 2 else np.empty((0, k))
+    for i in range(n):
+        lx = log_speed[i] - theta
+        for j in range(k):
+            d = deltas[j]
+            u = np.exp(min(lx * d, 700.0))
+            e = np.exp(-u) * m[i]
+            E0[i, j] = e
+            if order >= 1:
+                E1[i, j] = d * u * e
+            if order >= 2:
+                E2[i, j] = d * d * u * (u - 1.0) * e
+    return E0, E1, E2
 
 
 class SignalLibrary(FeatureLibrary):

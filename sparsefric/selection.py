@@ -44,7 +44,7 @@ def absolute_rss(residual: np.ndarray, m: int) -> float:
     return float(np.abs(residual[:n]).reshape(m, -1).sum())
 
 
-def threshold_grid(tau: np.ndarray, n: int = 25) -> np.ndarray:
+def threshold_grid(tau: np.ndarray, n: int = 20) -> np.ndarray:
     """Log grid of thresholds [N·m RMS], 10⁻³·RMS(τ) to 2·RMS(τ).
 
     A scaled coefficient is the RMS torque its column contributes, so no term of a sensible model
@@ -89,8 +89,9 @@ class SweepResult:
 def multistart(solver: SR3Newton, cache: GramCache, thetas: list[float]) -> SR3Result:
     """Run ``solver`` from every θ₀ and keep the lowest training error."""
     best: SR3Result | None = None
+    memo: dict = {}
     for th in dict.fromkeys(round(t, 12) for t in thetas):
-        res = solver.fit(cache, th)
+        res = solver.fit(cache, th, memo=memo)
         if best is None or res.error < best.error * (1 - 1e-12):
             best = res
     assert best is not None

@@ -71,19 +71,21 @@ def sr3_gram(G: np.ndarray, b: np.ndarray, threshold: float, nu: float,
     Returns ``(xi, W, n_iter)``: relaxed coefficients, sparse ones and the iteration count.
     """
     p = b.shape[0]
-    eye = np.eye(p)
-    A_inv = np.linalg.inv(G + eye / nu)
+    A_inv = np.linalg.inv(G + np.eye(p) / nu)
     lam_nu = float(l0_weight(threshold, nu) * nu)
     W = np.zeros(p) if W0 is None else np.asarray(W0, dtype=float).copy()
     support = W != 0
+    tried: set[bytes] = set()
     xi = W
     for it in range(1, max_iter + 1):
         xi = A_inv @ (b + W / nu)
         W_new = prox_l0_nonneg(xi, lam_nu, nonneg)
         new_support = W_new != 0
-        if np.array_equal(new_support, support):
+        key = new_support.tobytes()
+        if np.array_equal(new_support, support) and key not in tried:
+            tried.add(key)
             off = np.diag((~support).astype(float)) / nu
-            xi_fixed = lstsq(G + off, b, cond=1e-14)[0] if support.any() else xi
+            xi_fixed = lstsq(G + off, b, cond=1e-14, check_finite=False)[0] if support.any() else xi
             W_fixed = prox_l0_nonneg(xi_fixed, lam_nu, nonneg)
             if np.array_equal(W_fixed != 0, support):
                 return xi_fixed, W_fixed, it
@@ -247,13 +249,20 @@ class SR3Newton:
         self.tol_theta = tol_theta
         self.theta_bounds = theta_bounds
 
-    def fit(self, cache: GramCache, theta0: float, W0: np.ndarray | None = None) -> SR3Result:
-        """Solve from θ₀ (and scaled W₀) on the data held by ``cache``."""
+    def fit(self, cache: GramCache, theta0: float, W0: np.ndarray | None = None,
+            memo: dict | None = None) -> SR3Result:
+        """Solve from θ₀ (and scaled W₀) on the data held by ``cache``.
+
+        ``memo`` (shared by the starts of a multi-start) maps an iterate (support, θ to 10⁻⁶) to
+        the result a previous start reached from it; a start that lands on a known iterate stops
+        there with that result, since the rest of its path would repeat the other start's.
+        """
         theta = float(np.clip(theta0, *self.theta_bounds))
         W = W0
         converged = False
         outer = 0
         seen: set[tuple[bytes, float]] = set()
+        path: list[tuple[bytes, float]] = []
         for outer in range(1, self.max_outer + 1):  # noqa: B007
             G, b, scale = cache.at(theta)
             _, W, _ = sr3_gram(G, b, self.threshold, self.nu, W, nonneg=cache.nonneg)
@@ -267,12 +276,18 @@ class SR3Newton:
             state = (support.tobytes(), round(new, 4))
             converged = abs(new - theta) < self.tol_theta or state in seen
             seen.add(state)
+            path.append((support.tobytes(), round(new, 6)))
+            if memo is not None and path[-1] in memo:
+                return memo[path[-1]]
             theta = new
             if converged:
                 break
         coef, theta = self._refit(cache, W != 0, theta)
-        return SR3Result(coef, coef != 0, theta, self._error(cache, coef, theta), outer,
-                         converged)
+        result = SR3Result(coef, coef != 0, theta, self._error(cache, coef, theta), outer,
+                           converged)
+        if memo is not None:
+            memo.update(dict.fromkeys(path, result))
+        return result
 
     def _newton(self, cache: GramCache, support: np.ndarray, xi: np.ndarray, theta: float,
                 max_newton: int = 30, tol: float = 1e-7) -> float:
@@ -306,7 +321,7 @@ class SR3Newton:
 
             lo, hi = max(theta - 1.0, self.theta_bounds[0]), min(theta + 1.0, self.theta_bounds[1])
             best = minimize_scalar(profile, bounds=(lo, hi), method="bounded",
-                                   options={"xatol": self.tol_theta})
+                                   options={"xatol": 1e-4})
             if best.fun <= profile(theta):
                 theta = float(best.x)
         return lsq_on_support(cache, support, theta), theta
