@@ -15,6 +15,7 @@ import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -130,7 +131,8 @@ def _estimator(args: argparse.Namespace, model: str):
                       sigma0_starts=args.sigma0_starts or DEFAULT_SIGMA0_STARTS,
                       static_only=args.static_only, differentiation=args.differentiation,
                       regularization=args.regularization, cutoff_hz=args.cutoff_hz,
-                      presliding_distance=args.presliding_distance)
+                      presliding_distance=args.presliding_distance,
+                      progress=not (args.quiet or args.json) and sys.stderr.isatty())
 
 
 
@@ -143,9 +145,15 @@ def _write_results(est, stage: Path, train, validate, test) -> None:
     if est.refinement_ is not None:
         est.refinement_.table.to_csv(stage / "refinement.csv", index=False)
     est.preprocessing_.to_csv(stage / "preprocessing.csv", index=False)
-    est.static_model_.save(stage / "static_model.json")
+    _stamped(est.static_model_).save(stage / "static_model.json")
     write_report(est, stage, train, validate=validate, test=test)
-    est.model_.save(stage / "model.json")
+    _stamped(est.model_).save(stage / "model.json")
+
+
+def _stamped(model):
+    """The model with a ``created`` timestamp (the only field that differs between reruns)."""
+    created = datetime.now(UTC).isoformat(timespec="seconds")
+    return model.with_(extra={**model.extra, "created": created})
 
 
 def _publish(stage: Path, out: Path) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
+from tqdm.auto import tqdm
 
 from sparsefric.data import Trajectory
 from sparsefric.errors import SparsefricError
@@ -98,6 +99,8 @@ class SparseFric:
     refine : bool
         After the iterations, re-select the friction terms with the dynamic columns and keep the
         result if it predicts better (see :meth:`_refine`).
+    progress : bool
+        Show a progress bar of the steps on stderr.
     """
 
     def __init__(self, *, axis: str = "revolute", model: str = "A", tanh_k: float = 150.0,
@@ -110,7 +113,8 @@ class SparseFric:
                  static_only: bool = False, differentiation: str = "tv",
                  regularization: float | None = None, cutoff_hz: float | None = None,
                  presliding_distance: float | None = None, max_outer: int = 30,
-                 max_inner: int = 50, tol: float = 1e-3, refine: bool = True):
+                 max_inner: int = 50, tol: float = 1e-3, refine: bool = True,
+                 progress: bool = False):
         self.axis = axis
         self.model = model
         self.tanh_k = tanh_k
@@ -132,6 +136,7 @@ class SparseFric:
         self.max_inner = max_inner
         self.tol = tol
         self.refine = refine
+        self.progress = progress
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -181,8 +186,19 @@ class SparseFric:
         if not trajectories:
             raise SparsefricError("no training trajectories given")
         # The regressions are many small BLAS calls: threads only add contention.
-        with threadpool_limits(1):
-            return self._fit(list(trajectories), list(validate) if validate else None)
+        steps = 2 if self.static_only else 2 + len(self.sigma0_starts) + int(self.refine)
+        with threadpool_limits(1), tqdm(total=steps, disable=not self.progress, leave=False,
+                                        unit="step", desc="differentiation") as bar:
+            self._bar = bar
+            try:
+                return self._fit(list(trajectories), list(validate) if validate else None)
+            finally:
+                del self._bar  # keep the fitted estimator picklable
+
+    def _step(self, next_desc: str) -> None:
+        """Advance the progress bar and name the next step."""
+        self._bar.update()
+        self._bar.set_description(next_desc)
 
     def _fit(self, trajectories: list[Trajectory],
              validate: list[Trajectory] | None) -> SparseFric:
@@ -196,6 +212,7 @@ class SparseFric:
             raise SparsefricError("the training data have almost no sliding motion: the joint "
                                   "never moves far enough from its stops to identify friction")
         val = self._prepare(validate) if validate else None
+        self._step("step 1: λ sweep")
         x_fit, tau_fit = prep.subset(self.sliding_)
         self.sweep_ = sweep(library, x_fit, tau_fit,
                             validate=val.subset(val.sliding_mask(self.window_)) if val else None,
@@ -203,7 +220,9 @@ class SparseFric:
                             thresholds=self.thresholds, aic_parts=self.aic_parts)
         self.library_ = library
         self.preprocessing_ = pd.DataFrame(prep.params)
-        self.static_model_ = self._joint_model(self._split(library, self.sweep_.best))
+        self._step("steps 2–3: LuGre iterations")
+        self.static_model_ = self._joint_model(self._split(library, self.sweep_.best)).with_(
+            extra=self._provenance())
         self.model_ = self.static_model_
         self.history_ = pd.DataFrame()
         self.converged_ = True
@@ -215,6 +234,20 @@ class SparseFric:
         if not self.static_only:
             self._fit_lugre(prep, val, library)
         return self
+
+    def _provenance(self, run: IterationResult | None = None) -> dict:
+        """Extra model-file keys: how the model was made (no timestamp: outputs are
+        reproducible byte for byte; the CLI adds ``created``)."""
+        from sparsefric import __version__
+
+        fit = {"model": self.model, "library": self.library, "window": self.window_,
+               "validation": self.sweep_.validation_source,
+               "selected_threshold": float(self.sweep_.table.threshold[self.sweep_.selected])}
+        if run is not None:
+            fit.update(converged=run.converged, reason=run.reason,
+                       sigma0_init=run.sigma0_init, train_error_rel=run.error,
+                       refined=self.refined_)
+        return {"software": f"sparsefric {__version__}", "fit": fit}
 
     def _first_outer(self, prep: Prepared, library: FeatureLibrary) -> _Split:
         """Outer iteration 1: λ = 0 on the selected columns with ż = 0; freezes the rigid body."""
@@ -247,6 +280,8 @@ class SparseFric:
                                        prep.dt, nu=self.nu, max_outer=self.max_outer,
                                        max_inner=self.max_inner, tol=self.tol,
                                        tau_norm=tau_norm))
+            self._step("refinement" if len(runs) == len(self.sigma0_starts) else
+                       "steps 2–3: LuGre iterations")
         best = select_run(runs)
         if self.refine:
             best = self._refine(best, structure, prep, val, tau_c, rigid, library, tau_norm)
@@ -256,7 +291,7 @@ class SparseFric:
             kind="lugre", coulomb=p.coulomb, stribeck_velocity=p.stribeck_velocity,
             stribeck=tuple(zip(map(float, p.deltas), map(float, p.amplitudes), strict=True)),
             viscous=tuple(zip(map(int, p.powers), map(float, p.coefficients), strict=True)),
-            sigma0=p.sigma0, sigma1=p.sigma1)
+            sigma0=float(p.sigma0), sigma1=float(p.sigma1), extra=self._provenance(best))
         self.history_ = pd.DataFrame(
             [{"sigma0_init": r.sigma0_init, **row} for r in runs for row in r.history])
         self.converged_ = best.converged
@@ -272,7 +307,8 @@ class SparseFric:
         Step 1 sees the Stribeck region only where the joint slides steadily, which robot moves
         rarely do at low speed; the transitions that the static fit had to leave out are
         explained by the LuGre columns m = σ0 z/g. With the converged z, the same SR3 sweep and
-        AICc run over every friction candidate of the library; if the model so selected predicts
+        AICc run over every friction candidate of the library (Ω_s started at the converged value
+        and a factor 3 either side); if the model so selected predicts
         the validation data (else the training data) better after its own iterations, it
         replaces the first.
         """
@@ -288,7 +324,8 @@ class SparseFric:
         x_check = dynamic_signals(p, check.signals, check.bounds, check.dt)
         self.refinement_ = sweep(outer_library(candidates), x, tau_c,
                                  validate=(x_check, tau_c_check) if val else None,
-                                 omega_starts=(p.stribeck_velocity, *self.omega_starts),
+                                 omega_starts=(p.stribeck_velocity / 3, p.stribeck_velocity,
+                                               3 * p.stribeck_velocity),
                                  nu=self.nu, aic_parts=self.aic_parts)
         chosen = self.refinement_.best
         n_v = len(candidates.powers)
