@@ -331,6 +331,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("sparsefric: interrupted; nothing was written", file=sys.stderr)
         return 130
+    except SystemError as exc:  # Ctrl-C inside compiled (numba) code surfaces as SystemError
+        if not _caused_by_interrupt(exc):
+            raise
+        print("sparsefric: interrupted; nothing was written", file=sys.stderr)
+        return 130
+
+
+def _caused_by_interrupt(exc: BaseException | None) -> bool:
+    while exc is not None:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 if __name__ == "__main__":  # pragma: no cover
