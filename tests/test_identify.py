@@ -76,3 +76,21 @@ def test_emps_reference_model_is_reproduced(emps):
     assert dict(m.viscous)[1] == pytest.approx(203.5034, rel=0.02)
     assert m.coulomb == pytest.approx(20.3935, rel=0.03)
     assert m.offset == pytest.approx(-3.1648, abs=0.3)
+
+
+def test_free_run_of_the_identified_model_follows_the_measured_motion(fitted, example):
+    traj = example["test"][0]
+    n = 1500  # 1.5 s from rest: open loop drifts over longer spans of a closed-loop recording
+    q, qd = fitted.simulate(traj.tau[:n], q0=traj.q[0], qd0=0.0, dt=traj.dt)
+    ref_q, ref_qd = traj.truth["q_true"][:n], traj.truth["qd_true"][:n]
+    assert np.sqrt(np.mean((q - ref_q) ** 2)) < 0.05 * np.ptp(ref_q)
+    assert np.sqrt(np.mean((qd - ref_qd) ** 2)) < 0.1 * np.max(np.abs(ref_qd))
+
+
+def test_custom_columns_join_the_library(example):
+    from sparsefric.feature_library import CustomLibrary, static_library
+
+    lib = static_library(name="coulomb-viscous") + CustomLibrary(
+        [lambda q, qd, qdd: np.cos(2 * q)], ["cos(2q)"])
+    assert [t.name for t in lib.terms()][-1] == "cos(2q)"
+    assert len(lib.select([True] * (len(lib) - 1) + [False])) == len(lib) - 1
