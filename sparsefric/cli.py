@@ -183,9 +183,10 @@ def _print_terms(est, label: str) -> None:
           "data):")
     for _, row in est.terms_[est.terms_.active].iterrows():
         print(f"  {row['term']:<32} {row['coefficient']: .6g} {row['unit']}")
+    f, x = ("N·m", "rad") if m.axis == "revolute" else ("N", "m")
     if m.kind == "lugre":
-        print(f"{label}LuGre: σ0 = {m.sigma0:.6g} N·m/rad, σ1 = {m.sigma1:.6g} N·m·s/rad, "
-              f"Ω_s = {m.stribeck_velocity:.4g} rad/s, f_c = {m.coulomb:.6g} N·m; "
+        print(f"{label}LuGre: σ0 = {m.sigma0:.6g} {f}/{x}, σ1 = {m.sigma1:.6g} {f}·s/{x}, "
+              f"Ω_s = {m.stribeck_velocity:.4g} {x}/s, f_c = {m.coulomb:.6g} {f}; "
               f"{'converged' if est.converged_ else 'NOT converged'} ({est.convergence_reason_})")
 
 
@@ -211,6 +212,9 @@ def _run_identify(args: argparse.Namespace) -> int:
     elif not args.quiet:
         for name, est in fitted.items():
             _print_terms(est, f"[model {name}] " if len(fitted) > 1 else "")
+        for name, est in fitted.items():
+            for text in est.warnings_:
+                print(f"warning{f' [model {name}]' if len(fitted) > 1 else ''}: {text}")
         if validate is None:
             print("no --validate files: AICc was computed on the training data")
         print(f"results written to {out}/")

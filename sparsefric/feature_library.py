@@ -218,12 +218,15 @@ class OffsetLibrary(FeatureLibrary):
 class ViscousLibrary(FeatureLibrary):
     """Viscous power series q̇^p, p in ``powers`` (default 1…5)."""
 
-    def __init__(self, powers: Sequence[int] = (1, 2, 3, 4, 5)):
+    def __init__(self, powers: Sequence[int] = (1, 2, 3, 4, 5), axis: str = "revolute"):
         self.powers = tuple(int(p) for p in powers)
+        self.axis = axis
 
     def terms(self) -> list[Term]:
+        force, length = ("N·m", "rad") if self.axis == "revolute" else ("N", "m")
         return [Term("qd" if p == 1 else f"qd^{p}", r"\dot q" if p == 1 else rf"\dot q^{{{p}}}",
-                     "N·m·s/rad" if p == 1 else f"N·m·s^{p}/rad^{p}", "viscous", p)
+                     f"{force}·s/{length}" if p == 1 else f"{force}·s^{p}/{length}^{p}",
+                     "viscous", p)
                 for p in self.powers]
 
     def evaluate(self, x: Signals, theta: float, order: int = 0) -> list[np.ndarray]:
@@ -246,16 +249,18 @@ class StribeckLibrary(FeatureLibrary):
     """
 
     def __init__(self, deltas: Sequence[float] = DEFAULT_DELTAS, tanh_k: float = 0.0,
-                 coulomb: bool = True):
+                 coulomb: bool = True, axis: str = "revolute"):
         self.deltas = tuple(float(d) for d in deltas)
         self.tanh_k = float(tanh_k)
         self.coulomb = coulomb
+        self.axis = axis
 
     def select(self, mask: Sequence[bool]) -> FeatureLibrary:
         mask = np.asarray(mask, dtype=bool)
         first = int(self.coulomb)
         deltas = [d for d, keep in zip(self.deltas, mask[first:], strict=True) if keep]
-        return StribeckLibrary(deltas, self.tanh_k, coulomb=bool(self.coulomb and mask[0]))
+        return StribeckLibrary(deltas, self.tanh_k, coulomb=bool(self.coulomb and mask[0]),
+                               axis=self.axis)
 
     def _s_name(self) -> tuple[str, str]:
         if self.tanh_k > 0:
@@ -264,9 +269,10 @@ class StribeckLibrary(FeatureLibrary):
 
     def terms(self) -> list[Term]:
         s, s_tex = self._s_name()
-        out = [Term(s, s_tex, "N·m", "coulomb")] if self.coulomb else []
+        force = "N·m" if self.axis == "revolute" else "N"
+        out = [Term(s, s_tex, force, "coulomb")] if self.coulomb else []
         out += [Term(f"{s}*exp(-|qd/Ws|^{d:g})", rf"{s_tex}\,e^{{-|\dot q/\Omega_s|^{{{d:g}}}}}",
-                     "N·m", "stribeck", d) for d in self.deltas]
+                     force, "stribeck", d) for d in self.deltas]
         return out
 
     def evaluate(self, x: Signals, theta: float, order: int = 0) -> list[np.ndarray]:
@@ -287,23 +293,26 @@ def _stribeck_columns(log_speed, m, theta, deltas, order):
     """m·E, ∂θ(m·E), ∂²θ(m·E) with E = exp(−u), u = exp(δ(ln|q̇| − θ)), in one pass.
 
     Fused and compiled because the Newton and multi-start loops evaluate these columns thousands
-    of times; numpy would allocate five n×k temporaries per call.
+    of times; numpy would allocate five n×k temporaries per call. E underflows to 0 for u > 745,
+    which at high speed is most of the entries: those skip both exponentials.
     """
     n, k = log_speed.shape[0], deltas.shape[0]
-    E0 = np.empty((n, k))
-    E1 = np.empty((n, k)) if order >= 1 else np.empty((0, k))
-    E2 = np.empty((n, k)) if order >= 2 else np.empty((0, k))
+    E0 = np.zeros((n, k))
+    E1 = np.zeros((n, k)) if order >= 1 else np.zeros((0, k))
+    E2 = np.zeros((n, k)) if order >= 2 else np.zeros((0, k))
     for i in range(n):
         lx = log_speed[i] - theta
         for j in range(k):
-            d = deltas[j]
-            u = np.exp(min(lx * d, 700.0))
+            a = lx * deltas[j]
+            if a > 6.62:  # u = e^a > 750: E = 0 in double precision
+                continue
+            u = np.exp(a)
             e = np.exp(-u) * m[i]
             E0[i, j] = e
             if order >= 1:
-                E1[i, j] = d * u * e
+                E1[i, j] = deltas[j] * u * e
             if order >= 2:
-                E2[i, j] = d * d * u * (u - 1.0) * e
+                E2[i, j] = deltas[j] * deltas[j] * u * (u - 1.0) * e
     return E0, E1, E2
 
 
@@ -384,8 +393,6 @@ def static_library(axis: str = "revolute", *, name: str = "full", n_viscous: int
     wants_offset = offset or name == "coulomb-viscous-offset"
     if wants_offset and axis == "revolute":
         lib = lib + OffsetLibrary()
-    if name == "full":
-        return lib + ViscousLibrary(range(1, n_viscous + 1)) + StribeckLibrary(deltas, tanh_k)
-    if name == "stribeck":
-        return lib + ViscousLibrary((1,)) + StribeckLibrary(deltas, tanh_k)
-    return lib + ViscousLibrary((1,)) + StribeckLibrary((), tanh_k)
+    powers = range(1, n_viscous + 1) if name == "full" else (1,)
+    grid = deltas if name in ("full", "stribeck") else ()
+    return lib + ViscousLibrary(powers, axis) + StribeckLibrary(grid, tanh_k, axis=axis)

@@ -228,6 +228,7 @@ class SparseFric:
         self.converged_ = True
         self.convergence_reason_ = "static model only"
         self.runs_: list[IterationResult] = []
+        self.warnings_: list[str] = []
         self.refinement_: SweepResult | None = None
         self.refined_ = False
         self.xi_u_ = float("nan")
@@ -294,6 +295,7 @@ class SparseFric:
             sigma0=float(p.sigma0), sigma1=float(p.sigma1), extra=self._provenance(best))
         self.history_ = pd.DataFrame(
             [{"sigma0_init": r.sigma0_init, **row} for r in runs for row in r.history])
+        self._compare_with_static(val or prep)
         self.converged_ = best.converged
         self.convergence_reason_ = best.reason
         self.xi_u_ = float(best.history[-1]["xi_u"]) if best.history else float("nan")
@@ -346,6 +348,19 @@ class SparseFric:
         after = prediction_error(run.params, check.signals, tau_c_check, check.bounds, check.dt)
         self.refined_ = bool(run.admissible and after < before)
         return run if self.refined_ else best
+
+    def _compare_with_static(self, check: Prepared) -> None:
+        """Warn when the LuGre model predicts the check data no better than the static one."""
+        tau = check.tau_raw
+        errors = {name: float(np.linalg.norm(tau - np.concatenate(predict_prepared(m, check)))
+                              / np.linalg.norm(tau))
+                  for name, m in (("dynamic", self.model_), ("static", self.static_model_))}
+        if errors["dynamic"] >= errors["static"]:
+            self.warnings_.append(
+                f"the LuGre model predicts the {self.sweep_.validation_source} torque no better "
+                f"than the static model ({errors['dynamic']:.4f} vs {errors['static']:.4f} "
+                "relative RMS): the pre-sliding dynamics are not identifiable from these data; "
+                "consider --static-only")
 
     # ------------------------------------------------------------------ results
     @property
