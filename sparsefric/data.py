@@ -23,6 +23,13 @@ from sparsefric.errors import DataError
 MIN_SAMPLES = 50
 #: Largest accepted deviation of one sampling interval from the median, as a fraction of it.
 SAMPLING_TOLERANCE = 0.05
+#: Largest accepted magnitude of a position, velocity, acceleration or torque value (after the
+#: degree conversion); beyond it the regressions overflow, and no joint records such values.
+MAX_ABS_VALUE = 1e12
+#: Accepted range of the median sampling period [s].
+PERIOD_RANGE = (1e-9, 3600.0)
+#: ``--resample`` refuses to create more than this many samples per recorded sample.
+MAX_RESAMPLE_FACTOR = 10
 
 
 @dataclass(frozen=True)
@@ -104,20 +111,47 @@ def _read_table(path: Path) -> pd.DataFrame:
 
 def _numeric_column(df: pd.DataFrame, name: str, path: Path, row0: int) -> np.ndarray:
     if name not in df.columns:
-        have = ", ".join(map(str, df.columns)) or "none"
+        have = _shorten(", ".join(map(str, df.columns)) or "none")
         raise DataError(f"{path}: no column '{name}' (columns: {have})")
-    col = pd.to_numeric(df[name], errors="coerce")
-    bad = col.isna() & df[name].notna()
-    if bad.any():
-        i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise DataError(f"{path}: column '{name}', line {row0 + i}: "
-                        f"non-numeric value {df[name].iloc[i]!r}")
-    values = col.to_numpy(dtype=float)
+    values = _coerce(df, name, path, row0)
     finite = np.isfinite(values)
     if not finite.all():
         i = int(np.flatnonzero(~finite)[0])
         raise DataError(f"{path}: column '{name}', line {row0 + i}: missing, NaN or infinite value")
     return values
+
+
+def _coerce(df: pd.DataFrame, name: str, path: Path, row0: int) -> np.ndarray:
+    """A column as floats (NaN where empty); text that is not a number is an error."""
+    raw = df[name]
+    if isinstance(raw, pd.DataFrame):
+        raise DataError(f"{path}: column '{name}' appears more than once")
+    if pd.api.types.is_bool_dtype(raw):
+        raise DataError(f"{path}: column '{name}' holds true/false values, not numbers")
+    col = pd.to_numeric(raw, errors="coerce")
+    bad = col.isna() & raw.notna()
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise DataError(f"{path}: column '{name}', line {row0 + i}: "
+                        f"non-numeric value {_shorten(repr(raw.iloc[i]))}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        return col.to_numpy(dtype=float)
+
+
+def _check_magnitude(values: np.ndarray, name: str, path: Path, row0: int) -> np.ndarray:
+    """Reject values beyond :data:`MAX_ABS_VALUE` (a wrong unit or a corrupt file)."""
+    big = np.abs(values) > MAX_ABS_VALUE
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
+        raise DataError(f"{path}: column '{name}', line {row0 + i}: implausibly large value "
+                        f"{values[i]:.6g} (limit ±{MAX_ABS_VALUE:.0e})")
+    return values
+
+
+def _shorten(text: str, limit: int = 120) -> str:
+    """One printable line of at most ``limit`` characters (for messages quoting file content)."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _check_time(t: np.ndarray, where: str, row0: int, resample: bool) -> bool:
@@ -128,9 +162,14 @@ def _check_time(t: np.ndarray, where: str, row0: int, resample: bool) -> bool:
     if (dt <= 0).any():
         i = int(np.flatnonzero(dt <= 0)[0])
         raise DataError(f"{where}: time not strictly increasing at line {row0 + i + 1} "
-                        f"(t = {t[i + 1]!r} after {t[i]!r})")
+                        f"(t = {t[i + 1]:.9g} after {t[i]:.9g})")
     median = float(np.median(dt))
-    worst = float(np.max(np.abs(dt - median)) / median)
+    lo, hi = PERIOD_RANGE
+    if not lo <= median <= hi:
+        raise DataError(f"{where}: sampling period {median:.6g} s is outside {lo:g}–{hi:g} s; "
+                        "is the time column in seconds?")
+    with np.errstate(over="ignore"):
+        worst = float(np.max(np.abs(dt - median)) / median)
     if worst > SAMPLING_TOLERANCE and not resample:
         i = int(np.argmax(np.abs(dt - median)))
         raise DataError(f"{where}: irregular sampling: the interval before line {row0 + i + 1} "
@@ -143,7 +182,11 @@ def _check_time(t: np.ndarray, where: str, row0: int, resample: bool) -> bool:
 def _resample(traj: Trajectory) -> Trajectory:
     """Linear interpolation of every channel onto a uniform grid with the median period."""
     t = traj.t
-    n = int(round((t[-1] - t[0]) / np.median(np.diff(t)))) + 1
+    median = float(np.median(np.diff(t)))
+    n = int(round((t[-1] - t[0]) / median)) + 1
+    if n > MAX_RESAMPLE_FACTOR * len(t):
+        raise DataError(f"{traj.name}: resampling would turn {len(t)} samples into {n} "
+                        f"(the time column has gaps much longer than the {median:.6g} s period)")
     grid = np.linspace(t[0], t[-1], n)
 
     def interp(x: np.ndarray | None) -> np.ndarray | None:
@@ -154,10 +197,13 @@ def _resample(traj: Trajectory) -> Trajectory:
                       qdd=interp(traj.qdd), truth=truth)
 
 
-def _check_motion(traj: Trajectory) -> None:
+def _check_motion(traj: Trajectory, columns: Columns) -> None:
     span = float(np.ptp(traj.q))
     if span <= 1e-9 * max(1.0, float(np.max(np.abs(traj.q)))):
         raise DataError(f"{traj.name}: no motion at all (position is constant at {traj.q[0]:.6g})")
+    if float(np.ptp(traj.tau)) == 0.0:
+        raise DataError(f"{traj.name}: column '{columns.torque}' is constant at "
+                        f"{traj.tau[0]:.6g}: no torque was recorded")
 
 
 def _split(df: pd.DataFrame, col: str | None, path: Path) -> list[tuple[str, pd.DataFrame, int]]:
@@ -168,13 +214,15 @@ def _split(df: pd.DataFrame, col: str | None, path: Path) -> list[tuple[str, pd.
     if keys.isna().any():
         i = int(np.flatnonzero(keys.isna().to_numpy())[0])
         raise DataError(f"{path}: column '{col}', line {i + 2}: missing trajectory label")
+    codes = pd.factorize(keys)[0]
     parts = []
-    for key in pd.unique(keys):
-        idx = np.flatnonzero((keys == key).to_numpy())
+    for code in range(codes.max() + 1):
+        idx = np.flatnonzero(codes == code)
+        label = _shorten(str(keys.iloc[idx[0]]), 40)
         if np.any(np.diff(idx) != 1):
-            raise DataError(f"{path}: column '{col}': the rows of trajectory {key!r} are not "
+            raise DataError(f"{path}: column '{col}': the rows of trajectory '{label}' are not "
                             "contiguous")
-        parts.append((f"{path}#{key}", df.iloc[idx].reset_index(drop=True), int(idx[0]) + 2))
+        parts.append((f"{path}#{label}", df.iloc[idx].reset_index(drop=True), int(idx[0]) + 2))
     return parts
 
 
@@ -194,32 +242,41 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
         Interpolate irregularly sampled data onto a uniform grid instead of rejecting it.
     """
     if angle_unit not in ("rad", "deg"):
-        raise DataError(f"--angle-unit must be 'rad' or 'deg', got {angle_unit!r}")
+        raise DataError(f"--angle-unit must be 'rad' or 'deg', got {_shorten(repr(angle_unit))}")
     path = Path(path)
-    df = _read_table(path)
-    scale = np.pi / 180.0 if angle_unit == "deg" else 1.0
-    out = []
-    for name, part, row0 in _split(df, columns.trajectory, path):
-        t = _numeric_column(part, columns.time, path, row0)
-        need_resample = _check_time(t, name, row0, resample)
+    try:
+        df = _read_table(path)
+        scale = np.pi / 180.0 if angle_unit == "deg" else 1.0
+        return [_trajectory(part, name, row0, path, columns, scale, resample)
+                for name, part, row0 in _split(df, columns.trajectory, path)]
+    except DataError as exc:  # file content quoted in a message must not break the line
+        raise DataError(_shorten(str(exc), 400)) from None
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
+        # A table that pandas reads in an unforeseen shape; still one line naming the file.
+        raise DataError(_shorten(f"{path}: cannot be read as a trajectory "
+                                 f"({exc.__class__.__name__}: {exc})", 400)) from None
 
-        def optional(col: str | None, part=part, row0=row0) -> np.ndarray | None:
-            return None if col is None else _numeric_column(part, col, path, row0) * scale
 
-        truth = {c: part[c].to_numpy(dtype=float) for c in part.columns
-                 if str(c).endswith("_true")}
-        traj = Trajectory(
-            t=t,
-            q=_numeric_column(part, columns.position, path, row0) * scale,
-            tau=_numeric_column(part, columns.torque, path, row0),
-            qd=optional(columns.velocity),
-            qdd=optional(columns.acceleration),
-            name=name,
-            truth=truth,
-        )
-        _check_motion(traj)
-        out.append(_resample(traj) if need_resample else traj)
-    return out
+def _trajectory(part: pd.DataFrame, name: str, row0: int, path: Path, columns: Columns,
+                scale: float, resample: bool) -> Trajectory:
+    """One validated trajectory from the rows of one table (or one part of it)."""
+
+    def column(col: str, factor: float = 1.0) -> np.ndarray:
+        values = _numeric_column(part, col, path, row0) * factor
+        return _check_magnitude(values, col, path, row0)
+
+    def optional(col: str | None) -> np.ndarray | None:
+        return None if col is None else column(col, scale)
+
+    t = _numeric_column(part, columns.time, path, row0)
+    need_resample = _check_time(t, name, row0, resample)
+    truth = {str(c): _coerce(part, c, path, row0) for c in part.columns
+             if str(c).endswith("_true")}
+    traj = Trajectory(t=t, q=column(columns.position, scale), tau=column(columns.torque),
+                      qd=optional(columns.velocity), qdd=optional(columns.acceleration),
+                      name=name, truth=truth)
+    _check_motion(traj, columns)
+    return _resample(traj) if need_resample else traj
 
 
 def load_trajectories(paths, columns: Columns = Columns(), *, angle_unit: str = "rad",

@@ -181,7 +181,17 @@ class JointModel:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ModelFileError(f"{p}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        except RecursionError:
+            raise ModelFileError(f"{p}: not valid JSON (nested too deeply)") from None
+        except ValueError as exc:  # e.g. an integer literal longer than Python converts
+            raise ModelFileError(f"{p}: not valid JSON ({_first_line(exc)})") from None
         return _parse(data, str(p))
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of an exception's message, or its class name."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else exc.__class__.__name__
 
 
 def _finite(obj: Any) -> Any:
@@ -202,13 +212,28 @@ def _number(obj: dict, key: str, where: str, *, positive: bool = False,
     if key not in obj:
         raise ModelFileError(f"{where}: missing key '{key}'")
     value = obj[key]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ModelFileError(f"{where}: key '{key}' must be a finite number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not _finite_float(value):
+        raise ModelFileError(f"{where}: key '{key}' must be a finite number, "
+                             f"got {_short(value)}")
     if positive and value <= 0:
         raise ModelFileError(f"{where}: key '{key}' must be > 0, got {value!r}")
     if nonneg and value < 0:
         raise ModelFileError(f"{where}: key '{key}' must be ≥ 0, got {value!r}")
     return float(value)
+
+
+def _finite_float(value: int | float) -> bool:
+    """Whether ``value`` is finite and fits a float (JSON integers can be arbitrarily long)."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters (one line: repr escapes newlines)."""
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 200 else "<huge int>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _section(obj: dict, key: str, where: str, kind: type = dict) -> Any:
@@ -223,7 +248,7 @@ def _choice(obj: dict, key: str, where: str, choices: tuple[str, ...]) -> str:
     value = obj.get(key)
     if value not in choices:
         raise ModelFileError(f"{where}: key '{key}' must be one of {', '.join(choices)}, "
-                             f"got {value!r}")
+                             f"got {_short(value)}")
     return value
 
 
@@ -254,7 +279,7 @@ def _parse(data: Any, where: str) -> JointModel:
         raise ModelFileError(f"{where}: a model file must hold a JSON object")
     if data.get("format") != FORMAT:
         raise ModelFileError(f"{where}: key 'format' must be '{FORMAT}', "
-                             f"got {data.get('format')!r}")
+                             f"got {_short(data.get('format'))}")
     axis = _choice(data, "axis", where, AXES)
     rb = _section(data, "rigid_body", where)
     rbw = f"{where}: rigid_body"

@@ -1,0 +1,1 @@
+"""Bad input files for tests/test_fuzz.py (see make_corpus.py)."""

@@ -1,0 +1,136 @@
+"""Degenerate experiments are named before fitting (synthetic arrays, one case per code)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from sparsefric.diagnostics import (
+    Finding,
+    diagnose,
+    diagnose_prepared,
+    errors,
+    forces_static,
+)
+
+DT = 1e-3
+
+
+def _from_velocity(qd: np.ndarray, q0: float = 0.0, seed: int = 0, clip: float | None = None):
+    """q, q̇, q̈, τ for a velocity record: Coulomb + viscous friction, gravity, sensor noise."""
+    q = q0 + np.cumsum(qd) * DT
+    qdd = np.gradient(qd, DT)
+    rng = np.random.default_rng(seed)
+    tau = 2.0 * np.sign(qd) + 0.5 * qd + 3.0 * np.cos(q) + 0.05 * rng.standard_normal(qd.size)
+    if clip is not None:
+        tau = np.clip(tau, -clip, clip)
+    return q, qd, qdd, tau
+
+
+def _rich_velocity() -> np.ndarray:
+    """Slow and fast back-and-forth moves (speeds over two decades, stops and reversals)."""
+    t = np.arange(8000) * DT
+    return np.where(t < 4.0, 0.02, 2.0) * np.sin(2 * np.pi * 0.5 * t)
+
+
+def _codes(findings: list[Finding]) -> set[str]:
+    return {f.code for f in findings}
+
+
+def test_rich_experiment_has_no_findings():
+    assert diagnose(*_from_velocity(_rich_velocity())) == []
+
+
+def test_zero_torque_is_an_error():
+    q, qd, qdd, _ = _from_velocity(_rich_velocity())
+    found = diagnose(q, qd, qdd, np.zeros_like(q))
+    assert _codes(errors(found)) == {"zero_torque"}
+    assert found[0].level == "error"
+
+
+def test_constant_torque_is_an_error():
+    q, qd, qdd, _ = _from_velocity(_rich_velocity())
+    assert "constant_torque" in _codes(errors(diagnose(q, qd, qdd, np.full_like(q, 4.2))))
+
+
+def test_clipped_torque_is_flagged():
+    found = diagnose(*_from_velocity(_rich_velocity(), clip=3.0))
+    assert _codes(found) == {"torque_clipped"}
+    assert {f.level for f in found} == {"warning"}
+
+
+def test_quantised_torque_is_not_clipping():
+    q, qd, qdd, tau = _from_velocity(_rich_velocity())
+    assert diagnose(q, qd, qdd, np.round(tau, 2)) == []
+
+
+def test_never_stopping_joint_forces_a_static_model():
+    t = np.arange(5000) * DT
+    found = diagnose(*_from_velocity(1.0 + 0.9 * np.sin(2 * np.pi * t)))
+    assert {"no_presliding", "one_direction"} <= _codes(found)
+    assert forces_static(found)
+
+
+def test_reversals_without_stops_excite_presliding():
+    t = np.arange(5000) * DT
+    found = diagnose(*_from_velocity(np.sin(2 * np.pi * t) + 0.5 * np.sin(2 * np.pi * 0.2 * t)))
+    assert "no_presliding" not in _codes(found) and not forces_static(found)
+
+
+def test_one_trajectory_with_stops_is_enough():
+    t = np.arange(4000) * DT
+    cruise = _from_velocity(1.0 + 0.95 * np.sin(2 * np.pi * t))
+    rich = _from_velocity(_rich_velocity())
+    stacked = [np.concatenate(p) for p in zip(cruise, rich, strict=True)]
+    bounds = [(0, 4000), (4000, 12000)]
+    assert "no_presliding" not in _codes(diagnose(*stacked, bounds))
+    assert "no_presliding" in _codes(diagnose(*[x[:4000] for x in stacked], [(0, 4000)]))
+
+
+def test_one_direction_with_stops():
+    qd = np.maximum(_rich_velocity(), 0.0)
+    found = diagnose(*_from_velocity(qd))
+    assert "one_direction" in _codes(found) and "no_presliding" not in _codes(found)
+
+
+def test_single_speed_is_too_narrow_for_stribeck():
+    t = np.arange(6000) * DT
+    square = np.sign(np.sin(2 * np.pi * 0.5 * t))
+    ramp = np.convolve(square, np.ones(50) / 50, mode="same")  # 50 ms accelerations
+    found = diagnose(*_from_velocity(0.8 * ramp))
+    assert _codes(found) == {"narrow_velocity_range"}
+    assert "rad/s" in found[0].message
+    prismatic = diagnose(*_from_velocity(0.8 * ramp), axis="prismatic")
+    assert "m/s only" in prismatic[0].message
+
+
+def test_angle_in_degrees_is_suspected():
+    t = np.arange(6000) * DT
+    qd_deg = 180.0 * 2 * np.pi * 0.5 * np.cos(2 * np.pi * 0.5 * t) * np.where(t < 3, 0.05, 1)
+    q, qd, qdd, tau = _from_velocity(qd_deg)
+    assert "angle_in_degrees" in _codes(diagnose(q, qd, qdd, tau))
+    assert "angle_in_degrees" not in _codes(diagnose(q, qd, qdd, tau, axis="prismatic"))
+    rad = np.pi / 180
+    assert "angle_in_degrees" not in _codes(diagnose(q * rad, qd * rad, qdd * rad, tau))
+
+
+def test_messages_are_single_lines_and_errors_come_first():
+    q, qd, qdd, _ = _from_velocity(1.0 + 0.9 * np.sin(np.arange(3000) * DT))
+    found = diagnose(q, qd, qdd, np.zeros_like(q))
+    assert found[0].code == "zero_torque" and len(found) > 1
+    assert all(f.message and "\n" not in f.message and f.level in ("warning", "error")
+               for f in found)
+
+
+def test_diagnose_prepared_reads_the_raw_torque():
+    q, qd, qdd, tau = _from_velocity(_rich_velocity(), clip=3.0)
+    prep = SimpleNamespace(signals=SimpleNamespace(q=q, qd=qd, qdd=qdd), tau=np.zeros_like(q),
+                           tau_raw=tau, bounds=[(0, len(q))])
+    assert _codes(diagnose_prepared(prep)) == {"torque_clipped"}
+
+
+def test_mismatched_lengths_are_rejected():
+    with pytest.raises(ValueError):
+        diagnose(np.zeros(3), np.zeros(3), np.zeros(2), np.zeros(3))
