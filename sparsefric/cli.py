@@ -26,6 +26,8 @@ from sparsefric.errors import SparsefricError
 from sparsefric.report import summary_dict, write_report
 
 EXIT_USAGE = 2
+#: Longest open-loop simulation [s] (10⁷ samples at 1 kHz).
+MAX_DURATION_S = 1e4
 
 
 class _Parser(argparse.ArgumentParser):
@@ -214,7 +216,8 @@ def _run_identify(args: argparse.Namespace) -> int:
             _print_terms(est, f"[model {name}] " if len(fitted) > 1 else "")
         for name, est in fitted.items():
             for text in est.warnings_:
-                print(f"warning{f' [model {name}]' if len(fitted) > 1 else ''}: {text}")
+                print(f"sparsefric: warning{f' [model {name}]' if len(fitted) > 1 else ''}: "
+                      f"{text}", file=sys.stderr)
         if validate is None:
             print("no --validate files: AICc was computed on the training data")
         print(f"results written to {out}/")
@@ -280,9 +283,16 @@ def _run_simulate(args: argparse.Namespace) -> int:
     from sparsefric.simulate import Sensors, chirp, multisine, simulate
 
     truth = JointModel.load(args.model) if args.model else EXAMPLE_TRUTH
-    if args.encoder_bits < 0 or args.torque_noise < 0 or args.position_noise < 0:
-        raise SparsefricError("--encoder-bits, --torque-noise and --position-noise must be ≥ 0")
-    res = 2 * np.pi / 2**args.encoder_bits if args.encoder_bits else 0.0
+    if not 0 <= args.encoder_bits <= 64:
+        raise SparsefricError(f"--encoder-bits must be between 0 and 64, got {args.encoder_bits}")
+    if not (args.torque_noise >= 0 and args.position_noise >= 0):
+        raise SparsefricError("--torque-noise and --position-noise must be ≥ 0")
+    if args.duration > MAX_DURATION_S:
+        raise SparsefricError(f"--duration must be at most {MAX_DURATION_S:g} s, "
+                              f"got {args.duration:g}")
+    if truth.inertia <= 0:
+        raise SparsefricError(f"{args.model}: rigid_body.inertia must be > 0 to simulate")
+    res = 2 * np.pi * 2.0 ** -args.encoder_bits if args.encoder_bits else 0.0
     sensors = Sensors(res, args.position_noise, args.torque_noise, args.seed)
     trajs: list[Trajectory] = []
     if args.open_loop:

@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from sparsefric.data import Trajectory
+from sparsefric.diagnostics import diagnose_prepared, errors, forces_static
 from sparsefric.errors import SparsefricError
 from sparsefric.feature_library import DEFAULT_DELTAS, FeatureLibrary, static_library
 from sparsefric.lugre import FrictionParams
@@ -203,6 +204,10 @@ class SparseFric:
     def _fit(self, trajectories: list[Trajectory],
              validate: list[Trajectory] | None) -> SparseFric:
         prep = self._prepare(trajectories)
+        self.findings_ = diagnose_prepared(prep, axis=self.axis)
+        if bad := errors(self.findings_):
+            raise SparsefricError(bad[0].message)
+        static_only = self.static_only or forces_static(self.findings_)
         library = self._library()
         rigid_cols = [i for i, t in enumerate(library.terms())
                       if t.kind in ("inertia", "gravity_cos", "gravity_sin", "offset")]
@@ -228,11 +233,13 @@ class SparseFric:
         self.converged_ = True
         self.convergence_reason_ = "static model only"
         self.runs_: list[IterationResult] = []
-        self.warnings_: list[str] = []
+        self.warnings_: list[str] = [f.message for f in self.findings_]
         self.refinement_: SweepResult | None = None
         self.refined_ = False
         self.xi_u_ = float("nan")
-        if not self.static_only:
+        if static_only and not self.static_only:
+            self.convergence_reason_ = "static model only: the data cannot identify σ0, σ1"
+        if not static_only:
             self._fit_lugre(prep, val, library)
         return self
 

@@ -103,7 +103,7 @@ def _cve(cve: pd.DataFrame | None, datasets: list[_Dataset]) -> pd.DataFrame:
 
 
 def _free_runs(est, data: _Dataset | None, restart_s: float | None) -> list[FreeRunResult]:
-    if data is None:
+    if data is None or not est.model_.inertia > 0:  # no inertia term: nothing to integrate
         return []
     out = []
     for traj, s in zip(data.trajectories, data.slices(), strict=True):

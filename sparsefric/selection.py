@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from sparsefric.errors import SparsefricError
 from sparsefric.feature_library import FeatureLibrary, Signals
 from sparsefric.optimizers.sr3 import GramCache, SR3Newton, SR3Result, l0_weight
 
@@ -51,6 +52,8 @@ def threshold_grid(tau: np.ndarray, n: int = 20) -> np.ndarray:
     exceeds a few RMS(τ) and none below 10⁻³ of it is worth a parameter.
     """
     tau_rms = float(np.sqrt(np.mean(np.square(tau))))
+    if not tau_rms > 0:
+        raise SparsefricError("the torque is zero in every sample: nothing to identify")
     return np.geomspace(1e-3 * tau_rms, 2.0 * tau_rms, n)
 
 

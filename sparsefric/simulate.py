@@ -211,6 +211,8 @@ def simulate(model: JointModel, *, tau_ff: np.ndarray, q_ref: np.ndarray | None 
     Trajectory
         ``t, q, tau`` as measured; ``truth`` holds ``q_true, qd_true, qdd_true, z_true``.
     """
+    if not model.inertia > 0:
+        raise ValueError("a joint with zero inertia cannot be simulated (rigid_body.inertia ≤ 0)")
     m = _static_as_lugre(model)
     ctrl = controller or Controller(period=period or 1e-3)
     if period is not None and controller is not None and period != controller.period:
