@@ -244,3 +244,31 @@ def test_bad_inputs_raise_value_error():
         differentiate(t[::-1], q, q)
     with pytest.raises(ValueError, match="cutoff_hz"):
         differentiate(t, q, q, "butterworth", cutoff_hz=600.0)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4])
+@pytest.mark.parametrize("n", [2, 3, 5, 6, 9, 3000])
+def test_trend_filter_duality_gap_checked_independently(m, n):
+    # The compiled solver's certificate, recomputed in numpy: x = y − Dᵀν with |ν| ≤ λ is dual
+    # feasible, so primal(x) − dual(ν) bounds the distance to the optimum.
+    rng = np.random.default_rng(10 * m + n)
+    y = np.cumsum(rng.standard_normal(n)) * 0.1 + rng.standard_normal(n)
+    lam = 3.0
+    res = trend_filter(y, lam, m, gap_tol=1e-9 * n)
+    assert res.converged
+    if n <= m:  # nothing to penalise
+        np.testing.assert_array_equal(res.x, y)
+        return
+    assert np.max(np.abs(res.nu)) <= lam
+    dtnu = y - res.x
+    np.testing.assert_allclose(np.diff(np.pad(res.nu, m), m) * (-1) ** m, dtnu, atol=1e-9)
+    primal = 0.5 * np.sum(dtnu**2) + lam * np.sum(np.abs(np.diff(res.x, m)))
+    dual = -0.5 * np.sum(dtnu**2) + float(np.diff(y, m) @ res.nu)
+    assert 0.0 <= primal - dual <= 1e-9 * n * (1 + 1e-6)
+
+
+def test_differentiate_is_deterministic(sig, tv):
+    d = differentiate(sig["t"], sig["qm"], sig["taum"])
+    for a, b in ((d.q, tv.q), (d.qd, tv.qd), (d.qdd, tv.qdd), (d.tau, tv.tau)):
+        np.testing.assert_array_equal(a, b)
+    assert d.params == tv.params
