@@ -148,6 +148,8 @@ def _write_results(est, stage: Path, train, validate, test) -> None:
         est.refinement_.table.to_csv(stage / "refinement.csv", index=False)
     est.preprocessing_.to_csv(stage / "preprocessing.csv", index=False)
     _stamped(est.static_model_).save(stage / "static_model.json")
+    if est.lugre_model_ is not None and est.lugre_model_ is not est.model_:
+        _stamped(est.lugre_model_).save(stage / "lugre_model.json")
     write_report(est, stage, train, validate=validate, test=test)
     _stamped(est.model_).save(stage / "model.json")
 

@@ -85,6 +85,12 @@ class Signals:
     def __len__(self) -> int:
         return len(self.qd)
 
+    def take(self, index: np.ndarray | slice) -> Signals:
+        """The samples at ``index`` (all signals, multiplier and extras alike)."""
+        return Signals(self.q[index], self.qd[index], self.qdd[index],
+                       None if self.multiplier is None else self.multiplier[index],
+                       {k: v[index] for k, v in self.extra.items()})
+
     @cached_property
     def cos_q(self) -> np.ndarray:
         """cos q, cached."""

@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 from sparsefric.data import Trajectory
 from sparsefric.diagnostics import diagnose_prepared, errors, forces_static
 from sparsefric.errors import SparsefricError
-from sparsefric.feature_library import DEFAULT_DELTAS, FeatureLibrary, static_library
+from sparsefric.feature_library import DEFAULT_DELTAS, FeatureLibrary, Signals, static_library
 from sparsefric.lugre import FrictionParams
 from sparsefric.lugre_iterations import (
     IterationResult,
@@ -226,13 +226,14 @@ class SparseFric:
         self.library_ = library
         self.preprocessing_ = pd.DataFrame(prep.params)
         self._step("steps 2–3: LuGre iterations")
-        self.static_model_ = self._joint_model(self._split(library, self.sweep_.best)).with_(
-            extra=self._provenance())
+        static = self._refit_static(library, self.sweep_.best.support, x_fit, tau_fit)
+        self.static_model_ = self._joint_model(static).with_(extra=self._provenance())
         self.model_ = self.static_model_
         self.history_ = pd.DataFrame()
         self.converged_ = True
         self.convergence_reason_ = "static model only"
         self.runs_: list[IterationResult] = []
+        self.lugre_model_: JointModel | None = None
         self.warnings_: list[str] = [f.message for f in self.findings_]
         self.refinement_: SweepResult | None = None
         self.refined_ = False
@@ -257,18 +258,23 @@ class SparseFric:
                        refined=self.refined_)
         return {"software": f"sparsefric {__version__}", "fit": fit}
 
-    def _first_outer(self, prep: Prepared, library: FeatureLibrary) -> _Split:
-        """Outer iteration 1: λ = 0 on the selected columns with ż = 0; freezes the rigid body."""
-        support = self.sweep_.best.support.copy()
-        terms = library.terms()
-        for i, t in enumerate(terms):  # g(q̇) must keep its Coulomb level in the LuGre steps
-            if t.kind == "coulomb":
-                support[i] = True
+    def _refit_static(self, library: FeatureLibrary, support: np.ndarray, x: Signals,
+                      tau: np.ndarray) -> _Split:
+        """λ = 0 on the selected columns with every sliding sample (the sweep thinned them)."""
         sub = library.select(support)
-        x, tau = prep.subset(self.sliding_)
         res = SR3Newton(threshold=0.0, nu=self.nu).fit(GramCache(sub, x, tau),
                                                        self.sweep_.best.theta)
         return self._split(sub, res)
+
+    def _first_outer(self, prep: Prepared, library: FeatureLibrary) -> _Split:
+        """Outer iteration 1: λ = 0 on the selected columns with ż = 0; freezes the rigid body.
+
+        The Coulomb column joins the selection: g(q̇) must keep a positive level in the LuGre
+        steps.
+        """
+        support = self.sweep_.best.support | np.array(
+            [t.kind == "coulomb" for t in library.terms()])
+        return self._refit_static(library, support, *prep.subset(self.sliding_))
 
     def _fit_lugre(self, prep: Prepared, val: Prepared | None, library: FeatureLibrary) -> None:
         first = self._first_outer(prep, library)
@@ -357,17 +363,24 @@ class SparseFric:
         return run if self.refined_ else best
 
     def _compare_with_static(self, check: Prepared) -> None:
-        """Warn when the LuGre model predicts the check data no better than the static one."""
+        """Keep the static model when the LuGre model predicts the check data no better.
+
+        The LuGre model has two more parameters; if it does not predict the validation (else
+        training) torque better, its pre-sliding dynamics are not identifiable from the data and
+        the simpler model is the one to use. The LuGre model stays in ``lugre_model_``.
+        """
+        self.lugre_model_ = self.model_
         tau = check.tau_raw
         errors = {name: float(np.linalg.norm(tau - np.concatenate(predict_prepared(m, check)))
                               / np.linalg.norm(tau))
                   for name, m in (("dynamic", self.model_), ("static", self.static_model_))}
         if errors["dynamic"] >= errors["static"]:
+            self.model_ = self.static_model_
             self.warnings_.append(
                 f"the LuGre model predicts the {self.sweep_.validation_source} torque no better "
                 f"than the static model ({errors['dynamic']:.4f} vs {errors['static']:.4f} "
-                "relative RMS): the pre-sliding dynamics are not identifiable from these data; "
-                "consider --static-only")
+                "relative RMS), so model.json holds the static model and lugre_model.json the "
+                "LuGre one: the pre-sliding dynamics are not identifiable from these data")
 
     # ------------------------------------------------------------------ results
     @property
