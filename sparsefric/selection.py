@@ -102,7 +102,7 @@ def multistart(solver: SR3Newton, cache: GramCache, thetas: list[float]) -> SR3R
 
 
 #: Rows the sweep regresses on at most (see :func:`thin`).
-MAX_ROWS = 8000
+MAX_ROWS = 5000
 
 
 def thin(x: Signals, tau: np.ndarray, max_rows: int = MAX_ROWS) -> tuple[Signals, np.ndarray]:
