@@ -210,5 +210,8 @@ def run_iterations(start: FrictionParams, structure: Structure, x: Signals, tau_
         if not np.all(stribeck_g(x.qd, params) > 0):
             reason = "g(q̇) became non-positive; kept the last valid model"
             break
-    return IterationResult(best[1], best[0] / tau_norm, history, converged, reason,
-                           start.sigma0)
+    result = IterationResult(best[1], best[0] / tau_norm, history, converged, reason,
+                             start.sigma0)
+    if not result.admissible:
+        result.reason += f"; σ1 = {result.params.sigma1:.4g} < 0 is physically inadmissible"
+    return result
