@@ -181,17 +181,33 @@ def _staged(out: Path, work: Callable[[Path], None]) -> None:
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def _print_terms(est, label: str) -> None:
-    m = est.model_
-    print(f"{label}active terms (step 1, selected by AICc on {est.sweep_.validation_source} "
-          "data):")
-    for _, row in est.terms_[est.terms_.active].iterrows():
-        print(f"  {row['term']:<32} {row['coefficient']: .6g} {row['unit']}")
+def _model_lines(m) -> list[str]:
+    """The terms of a model with values and units, one per line."""
     f, x = ("N·m", "rad") if m.axis == "revolute" else ("N", "m")
+    rows = [("I (inertia)", m.inertia, "kg·m²" if m.axis == "revolute" else "kg")]
+    if m.axis == "revolute":
+        rows += [("a_c (gravity cos q)", m.gravity_cos, f), ("a_s (gravity sin q)",
+                                                            m.gravity_sin, f)]
+    rows += [("offset", m.offset, f)] if m.offset else []
+    rows += [("f_c (Coulomb)", m.coulomb, f)]
+    rows += [(f"Stribeck δ = {d:g}", a, f) for d, a in m.stribeck]
+    rows += [("Ω_s (Stribeck velocity)", m.stribeck_velocity, f"{x}/s")] if m.stribeck else []
+    rows += [(f"viscous q̇^{p}", c, f"{f}·(s/{x})^{p}") for p, c in m.viscous]
     if m.kind == "lugre":
-        print(f"{label}LuGre: σ0 = {m.sigma0:.6g} {f}/{x}, σ1 = {m.sigma1:.6g} {f}·s/{x}, "
-              f"Ω_s = {m.stribeck_velocity:.4g} {x}/s, f_c = {m.coulomb:.6g} {f}; "
-              f"{'converged' if est.converged_ else 'NOT converged'} ({est.convergence_reason_})")
+        rows += [("σ0", m.sigma0, f"{f}/{x}"), ("σ1", m.sigma1, f"{f}·s/{x}")]
+    return [f"  {name:<26} {value: .6g} {unit}" for name, value, unit in rows]
+
+
+def _print_terms(est, label: str) -> None:
+    n_active = int(est.terms_.active.sum())
+    print(f"{label}step 1 kept {n_active} of {len(est.terms_)} candidates (AICc on "
+          f"{est.sweep_.validation_source} data); "
+          + ("terms re-selected with the dynamic columns; " if est.refined_ else "")
+          + f"model ({est.model_.kind}):")
+    print("\n".join(_model_lines(est.model_)))
+    if est.model_.kind == "lugre":
+        state = "converged" if est.converged_ else "NOT converged"
+        print(f"{label}{state}: {est.convergence_reason_}")
 
 
 def _run_identify(args: argparse.Namespace) -> int:

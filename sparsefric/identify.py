@@ -204,11 +204,13 @@ class SparseFric:
     def _fit(self, trajectories: list[Trajectory],
              validate: list[Trajectory] | None) -> SparseFric:
         prep = self._prepare(trajectories)
-        self.findings_ = diagnose_prepared(prep, axis=self.axis)
+        library = self._library()
+        has_stribeck = any(t.kind == "stribeck" for t in library.terms())
+        self.findings_ = [f for f in diagnose_prepared(prep, axis=self.axis)
+                          if has_stribeck or f.code != "narrow_velocity_range"]
         if bad := errors(self.findings_):
             raise SparsefricError(bad[0].message)
         static_only = self.static_only or forces_static(self.findings_)
-        library = self._library()
         rigid_cols = [i for i, t in enumerate(library.terms())
                       if t.kind in ("inertia", "gravity_cos", "gravity_sin", "offset")]
         self.window_ = choose_window(prep, library.evaluate(prep.signals, 0.0)[0][:, rigid_cols])

@@ -102,6 +102,23 @@ def _cve(cve: pd.DataFrame | None, datasets: list[_Dataset]) -> pd.DataFrame:
         return pd.DataFrame(columns=["trajectory", "velocity", "friction", "friction_std"])
 
 
+def _refinement_note(est) -> str:
+    """One paragraph on the re-selection with the dynamic columns and any warnings."""
+    out = []
+    if getattr(est, "refinement_", None) is not None:
+        table = est.refinement_.table
+        row = table[table.selected].iloc[0]
+        kept = "replaced the first LuGre model" if est.refined_ else \
+            "did not predict better and was not kept"
+        out.append(f'<p class="note">Refinement: with the converged bristle state, the sweep over '
+                   f"every friction candidate (dynamic columns σ0 z/g·[1, e^…] and ż) selected "
+                   f"{int(row.n_active)} terms at λ = {_fmt(row['lambda'])}; the re-iterated "
+                   f"model {kept}. The parameter table shows the final model.</p>")
+    for text in getattr(est, "warnings_", []):
+        out.append(f'<p class="note"><b>Warning:</b> {html.escape(text)}</p>')
+    return "\n".join(out)
+
+
 def _free_runs(est, data: _Dataset | None, restart_s: float | None) -> list[FreeRunResult]:
     if data is None or not est.model_.inertia > 0:  # no inertia term: nothing to integrate
         return []
@@ -419,8 +436,10 @@ def _summary(est, datasets: list[_Dataset], metrics: pd.DataFrame, cve: pd.DataF
         "model": est.model_.to_dict(),
         "static_model": est.static_model_.to_dict(),
         "selection": {**_selected_row(est), "n_candidates": len(est.terms_),
-                      "aic_parts": getattr(est.sweep_, "m", None),
-                      "aic_source": getattr(est.sweep_, "source", None)},
+                      "aic_parts": est.sweep_.parts,
+                      "aic_source": est.sweep_.validation_source},
+        "refined": bool(getattr(est, "refined_", False)),
+        "warnings": list(getattr(est, "warnings_", [])),
         "terms": _records(est.terms_),
         "history": _records(_winning_history(est)),
         "preprocessing": _records(est.preprocessing_),
@@ -572,6 +591,7 @@ def _build(est, train, validate, test, cve, truth, restart_s, title) -> tuple[st
              f"AICc scored on {summary['selection'].get('aic_source')} data in "
              f"{summary['selection'].get('aic_parts')} parts.</p>",
              _img(_png(fig_selection(sel)), "AIC_r and eliminated terms against lambda"),
+             _refinement_note(est),
              _html_table(sel[[c for c in ("threshold", "lambda", "n_active", "n_eliminated",
                                           "omega_s", "train_error", "aic_r", "converged")
                               if c in sel]], sel["selected"].to_numpy(bool)),

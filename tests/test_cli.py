@@ -31,7 +31,7 @@ def test_identify_static_writes_model_and_selection(tmp_path, capsys):
     sel = pd.read_csv(out / "selection.csv")
     assert {"lambda", "aic_r", "n_eliminated", "selected"} <= set(sel.columns)
     printed = capsys.readouterr().out
-    assert "qdd" in printed and str(out) in printed
+    assert "I (inertia)" in printed and "f_c (Coulomb)" in printed and str(out) in printed
     assert not list(tmp_path.glob(".out.staging-*"))
 
 
