@@ -1,4 +1,4 @@
-"""Command line: ``sparsefric identify | predict | simulate``.
+"""Command line: ``sparsefric identify | predict | simulate | batch``.
 
 Every problem with the user's input ends in one line ``sparsefric: error: …`` and exit status 2,
 with nothing written. Results are staged in a hidden directory beside the output and moved into
@@ -347,6 +347,9 @@ def build_parser() -> argparse.ArgumentParser:
     _identify_parser(sub)
     _predict_parser(sub)
     _simulate_parser(sub)
+    from sparsefric.batch import build_batch_parser  # batch imports this module's staging
+
+    build_batch_parser(sub)
     return parser
 
 

@@ -384,6 +384,12 @@ class SparseFric:
                 "relative RMS), so model.json holds the static model and lugre_model.json the "
                 "LuGre one: the pre-sliding dynamics are not identifiable from these data")
 
+    def _repr_html_(self) -> str:
+        """Jupyter display (:func:`sparsefric.display.results_html`)."""
+        from sparsefric.display import results_html
+
+        return results_html(self)
+
     # ------------------------------------------------------------------ results
     @property
     def selection_(self) -> pd.DataFrame:

@@ -122,6 +122,12 @@ class JointModel:
         stop = rising[0] + 1 if rising.size else v.size
         return float(np.max(curve[: max(stop, 1)]))
 
+    def _repr_html_(self) -> str:
+        """Jupyter display (:func:`sparsefric.display.model_html`)."""
+        from sparsefric.display import model_html
+
+        return model_html(self)
+
     def with_(self, **changes: Any) -> JointModel:
         """A copy with some fields changed."""
         return replace(self, **changes)

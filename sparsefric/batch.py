@@ -1,0 +1,719 @@
+"""Batch identification of many joints: ``sparsefric batch MANIFEST.csv --out DIR``.
+
+The manifest is a CSV file with one row per joint::
+
+    joint,train,validate,test,axis,static_only
+    shoulder,shoulder/train1.csv;shoulder/train2.csv,shoulder/val.csv,shoulder/test.csv,,
+    gantry,gantry/run.csv,,,prismatic,true
+
+``joint`` (a directory name) and ``train`` (semicolon-separated files) are required; ``validate``
+and ``test`` are optional; every other column is an identification option (see
+:data:`OPTIONS`; an empty cell keeps the default). Relative paths are relative to the manifest's
+folder. Each joint is identified in its own process (``--workers N``) or as one task on a
+Dask distributed cluster (``--scheduler tcp://HOST:PORT``; the workers must see the same file
+system) and written to ``DIR/<joint>/`` exactly like ``sparsefric identify`` (staged, then moved
+into place, ``model.json`` last) plus ``summary.json``. A joint whose ``model.json`` already
+exists is skipped unless ``--force``. A failing joint is reported in the summary and does not
+stop the others. ``DIR/summary.csv`` and ``DIR/summary.html`` compare the joints: active terms,
+parameters, torque errors and robust z-scores of the friction parameters, flagging the joints
+whose friction stands out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import html
+import json
+import math
+import multiprocessing
+import os
+import re
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sparsefric.atomic import write_text
+from sparsefric.errors import SparsefricError
+
+REQUIRED = ("joint", "train")
+FILE_COLUMNS = ("train", "validate", "test")
+#: Friction parameters compared across joints by robust z-score (summary column → label).
+COMPARED = {"breakaway": "break-away torque", "coulomb": "Coulomb f_c", "viscous": "viscous c_1",
+            "sigma0": "σ0"}
+#: Default |robust z| above which a joint's parameter is flagged.
+DEFAULT_OUTLIER_Z = 3.5
+_JOINT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+_RESERVED = {"summary.csv", "summary.html"}
+_TRUE = {"true", "yes", "1", "y", "on"}
+_FALSE = {"false", "no", "0", "n", "off"}
+
+
+# ------------------------------------------------------------------------------ manifest values
+def _choice(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, got {text!r}")
+        return text
+    return parse
+
+
+def _bool(text: str) -> bool:
+    low = text.lower()
+    if low not in _TRUE | _FALSE:
+        raise ValueError(f"expected true or false, got {text!r}")
+    return low in _TRUE
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _positive_list(text: str) -> tuple[float, ...]:
+    parts = [p for p in re.split(r"[;,\s]+", text) if p]
+    if not parts:
+        raise ValueError("expected positive numbers separated by ';'")
+    return tuple(_positive(p) for p in parts)
+
+
+def _aic_parts(text: str) -> int:
+    if not text.isdigit() or int(text) < 10:
+        raise ValueError(f"expected an integer of at least 10, got {text!r}")
+    return int(text)
+
+
+def _name(text: str) -> str:
+    return text
+
+
+#: Option columns of the manifest → parser of a cell (estimator keywords of
+#: :class:`~sparsefric.identify.SparseFric`, then data-loading options).
+OPTIONS: dict[str, Callable[[str], Any]] = {
+    "axis": _choice("revolute", "prismatic"),
+    "model": _choice("A", "B"),
+    "library": _choice("full", "coulomb-viscous", "coulomb-viscous-offset", "stribeck"),
+    "offset": _bool,
+    "static_only": _bool,
+    "tanh_k": _positive,
+    "nu": _positive,
+    "aic_parts": _aic_parts,
+    "omega_starts": _positive_list,
+    "sigma0_starts": _positive_list,
+    "thresholds": _positive_list,
+    "differentiation": _choice("tv", "butterworth", "savgol", "given"),
+    "regularization": _positive,
+    "cutoff_hz": _positive,
+    "presliding_distance": _positive,
+    "angle_unit": _choice("rad", "deg"),
+    "resample": _bool,
+    "time": _name,
+    "position": _name,
+    "torque": _name,
+    "velocity": _name,
+    "acceleration": _name,
+    "trajectory_column": _name,
+}
+_LOAD_OPTIONS = ("angle_unit", "resample", "time", "position", "torque", "velocity",
+                 "acceleration", "trajectory_column")
+
+
+@dataclass(frozen=True)
+class JointSpec:
+    """One manifest row, checked and with absolute paths.
+
+    Attributes
+    ----------
+    joint : str
+        Joint name (the output sub-directory).
+    train, validate, test : tuple of str
+        Absolute paths of the trajectory files.
+    options : dict
+        Keyword arguments of :class:`~sparsefric.identify.SparseFric`.
+    load : dict
+        Data-loading options (column names, ``angle_unit``, ``resample``).
+    line : int
+        Line of the row in the manifest (the header is line 1).
+    """
+
+    joint: str
+    train: tuple[str, ...]
+    validate: tuple[str, ...] = ()
+    test: tuple[str, ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+    load: dict[str, Any] = field(default_factory=dict)
+    line: int = 2
+
+
+@dataclass
+class JointResult:
+    """Outcome of one joint: ``status`` is ``ok``, ``skipped`` or ``failed``.
+
+    Attributes
+    ----------
+    joint : str
+    status : str
+    error : str
+        One-line error message of a failed joint ("" otherwise).
+    summary : dict
+        :func:`sparsefric.report.summary_dict` of the joint (empty if failed or unreadable).
+    seconds : float
+        Wall time [s] of the identification (0 for a skipped joint).
+    """
+
+    joint: str
+    status: str
+    error: str = ""
+    summary: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def _where(manifest: Path, line: int, column: str | None = None) -> str:
+    col = f", column '{column}'" if column else ""
+    return f"{manifest}: row {line}{col}"
+
+
+def _read_manifest_table(manifest: Path) -> pd.DataFrame:
+    if not manifest.is_file():
+        raise SparsefricError(f"{manifest}: no such manifest file")
+    try:
+        df = pd.read_csv(manifest, dtype=str, keep_default_na=False, skipinitialspace=True,
+                         comment=None)
+    except pd.errors.EmptyDataError:
+        raise SparsefricError(f"{manifest}: the manifest is empty") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SparsefricError(f"{manifest}: cannot be read as CSV ({first})") from None
+    df.columns = [str(c).strip() for c in df.columns]
+    missing = [c for c in REQUIRED if c not in df.columns]
+    if missing:
+        raise SparsefricError(f"{manifest}: row 1 (header): missing column "
+                              f"'{missing[0]}' (columns: {', '.join(df.columns) or 'none'})")
+    unknown = [c for c in df.columns if c not in (*FILE_COLUMNS, "joint", *OPTIONS)]
+    if unknown:
+        raise SparsefricError(f"{manifest}: row 1 (header), column '{unknown[0]}': unknown "
+                              f"column (options: {', '.join(OPTIONS)})")
+    if df.empty:
+        raise SparsefricError(f"{manifest}: no joints (the manifest has only a header)")
+    return df.apply(lambda col: col.str.strip())
+
+
+def _files(cell: str, base: Path, where: str, required: bool) -> tuple[str, ...]:
+    names = [p.strip() for p in cell.split(";") if p.strip()]
+    if required and not names:
+        raise SparsefricError(f"{where}: no training file given")
+    out = []
+    for name in names:
+        path = Path(name).expanduser()
+        path = path if path.is_absolute() else base / path
+        if not path.is_file():
+            raise SparsefricError(f"{where}: no such file '{name}' (looked for {path})")
+        out.append(str(path.resolve()))
+    return tuple(out)
+
+
+def _joint_name(cell: str, where: str, seen: dict[str, int]) -> str:
+    if not cell:
+        raise SparsefricError(f"{where}: empty joint name")
+    if not _JOINT_NAME.match(cell) or cell in _RESERVED:
+        raise SparsefricError(f"{where}: joint name {cell!r} cannot be a directory name "
+                              "(use letters, digits, '_', '-', '.', '+')")
+    if cell in seen:
+        raise SparsefricError(f"{where}: duplicate joint name {cell!r} (first on row "
+                              f"{seen[cell]})")
+    return cell
+
+
+def _row_spec(row: pd.Series, line: int, manifest: Path, seen: dict[str, int]) -> JointSpec:
+    base = manifest.parent
+    joint = _joint_name(row["joint"], _where(manifest, line, "joint"), seen)
+    files = {c: _files(row.get(c, ""), base, _where(manifest, line, c), c == "train")
+             for c in FILE_COLUMNS}
+    options, load = {}, {}
+    for col, parse in OPTIONS.items():
+        cell = row.get(col, "")
+        if not cell:
+            continue
+        try:
+            value = parse(cell)
+        except ValueError as exc:
+            raise SparsefricError(f"{_where(manifest, line, col)}: {exc}") from None
+        (load if col in _LOAD_OPTIONS else options)[col] = value
+    if "thresholds" in options:
+        options["thresholds"] = np.asarray(options["thresholds"], dtype=float)
+    return JointSpec(joint, files["train"], files["validate"], files["test"], options, load,
+                     line)
+
+
+def read_manifest(manifest: str | os.PathLike) -> list[JointSpec]:
+    """Read and check a batch manifest.
+
+    Parameters
+    ----------
+    manifest : path-like
+        The CSV manifest (columns ``joint``, ``train`` and optionally ``validate``, ``test`` and
+        option columns of :data:`OPTIONS`).
+
+    Returns
+    -------
+    list of JointSpec
+        One per row, in manifest order, with absolute file paths.
+
+    Raises
+    ------
+    SparsefricError
+        One line naming the manifest, the row (line, header = 1) and the column at fault.
+    """
+    path = Path(manifest)
+    df = _read_manifest_table(path)
+    seen: dict[str, int] = {}
+    specs = []
+    for i, (_, row) in enumerate(df.iterrows()):
+        spec = _row_spec(row, i + 2, path, seen)
+        seen[spec.joint] = spec.line
+        specs.append(spec)
+    return specs
+
+
+# ------------------------------------------------------------------------------ one joint
+def _load(files: Sequence[str], load: dict[str, Any]):
+    from sparsefric.data import Columns, load_trajectories
+
+    cols = Columns(load.get("time", "t"), load.get("position", "q"), load.get("torque", "tau"),
+                   load.get("velocity"), load.get("acceleration"),
+                   load.get("trajectory_column", "trajectory"))
+    return load_trajectories(list(files), cols, angle_unit=load.get("angle_unit", "rad"),
+                             resample=load.get("resample", False))
+
+
+def _write_joint(est, stage: Path, train, validate, test, title: str) -> dict:
+    """The files of ``sparsefric identify`` (same names) plus ``summary.json``; returns it."""
+    from sparsefric.report import write_report
+
+    est.selection_.to_csv(stage / "selection.csv", index=False)
+    est.terms_.to_csv(stage / "terms.csv", index=False)
+    if len(est.history_):
+        est.history_.to_csv(stage / "history.csv", index=False)
+    est.preprocessing_.to_csv(stage / "preprocessing.csv", index=False)
+    est.static_model_.save(stage / "static_model.json")
+    summary = write_report(est, stage, train, validate=validate, test=test, title=title)
+    write_text(stage / "summary.json", json.dumps(summary, indent=1))
+    est.model_.save(stage / "model.json")
+    return summary
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if isinstance(exc, SparsefricError) else f"{type(exc).__name__}: {text}"
+
+
+def identify_joint(spec: JointSpec, out_dir: str) -> JointResult:
+    """Identify one joint and write ``out_dir/<joint>/`` atomically (``model.json`` last).
+
+    Runs in a worker process (local pool or Dask); never raises for a problem of the joint's
+    data or fit: the result then has ``status="failed"`` and a one-line ``error``.
+
+    Parameters
+    ----------
+    spec : JointSpec
+        The manifest row.
+    out_dir : str
+        The batch output directory.
+
+    Returns
+    -------
+    JointResult
+    """
+    import time
+    import warnings
+
+    from sparsefric.cli import _staged
+    from sparsefric.identify import SparseFric
+
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            train = _load(spec.train, spec.load)
+            validate = _load(spec.validate, spec.load) if spec.validate else None
+            test = _load(spec.test, spec.load) if spec.test else None
+            est = SparseFric(**spec.options).fit(train, validate=validate)
+            box: dict[str, dict] = {}
+
+            def work(stage: Path) -> None:
+                box["summary"] = _write_joint(est, stage, train, validate, test,
+                                              f"sparsefric identification report — {spec.joint}")
+
+            _staged(Path(out_dir) / spec.joint, work)
+    except Exception as exc:  # noqa: BLE001 - one joint's failure must not stop the batch
+        return JointResult(spec.joint, "failed", _one_line(exc),
+                           seconds=time.perf_counter() - start)
+    return JointResult(spec.joint, "ok", summary=box["summary"],
+                       seconds=time.perf_counter() - start)
+
+
+def _previous(spec: JointSpec, out: Path) -> JointResult:
+    """The result of a joint already complete on disk (``model.json`` present)."""
+    try:
+        summary = json.loads((out / spec.joint / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        model = json.loads((out / spec.joint / "model.json").read_text(encoding="utf-8"))
+        summary = {"model": model}
+    return JointResult(spec.joint, "skipped", summary=summary)
+
+
+# ------------------------------------------------------------------------------ execution
+@contextlib.contextmanager
+def _single_threaded_blas() -> Iterator[None]:
+    """One BLAS/OpenMP thread per worker process (inherited at spawn), unless set by the user."""
+    names = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+    added = [n for n in names if n not in os.environ]
+    for n in added:
+        os.environ[n] = "1"
+    try:
+        yield
+    finally:
+        for n in added:
+            os.environ.pop(n, None)
+
+
+def _run_local(specs: list[JointSpec], out: str, workers: int,
+               report: Callable[[JointResult], None]) -> None:
+    from concurrent.futures import as_completed
+
+    ctx = multiprocessing.get_context("spawn")
+    with _single_threaded_blas(), ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
+        futures = {ex.submit(identify_joint, s, out): s for s in specs}
+        for fut in as_completed(futures):
+            try:
+                report(fut.result())
+            except Exception as exc:  # noqa: BLE001 - a crashed worker fails its joint only
+                report(JointResult(futures[fut].joint, "failed", _one_line(exc)))
+
+
+def _run_dask(specs: list[JointSpec], out: str, scheduler: str,
+              report: Callable[[JointResult], None]) -> None:
+    from dask.distributed import Client, as_completed
+
+    try:
+        client = Client(scheduler, timeout="20s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise SparsefricError(f"--scheduler {scheduler}: cannot connect ({_one_line(exc)})"
+                              ) from None
+    with client:
+        futures = {client.submit(identify_joint, s, out, pure=False,
+                                 key=f"sparsefric-batch-{s.joint}-{os.urandom(4).hex()}"): s
+                   for s in specs}
+        for fut in as_completed(list(futures)):
+            try:
+                report(fut.result())
+            except Exception as exc:  # noqa: BLE001 - a lost worker fails its joint only
+                report(JointResult(futures[fut].joint, "failed", _one_line(exc)))
+
+
+def run_batch_specs(specs: list[JointSpec], out_dir: str | os.PathLike, *, workers: int = 1,
+                    scheduler: str | None = None, force: bool = False, progress: bool = True,
+                    outlier_z: float = DEFAULT_OUTLIER_Z) -> pd.DataFrame:
+    """Identify every joint (skipping complete ones) and write the batch summary.
+
+    Parameters
+    ----------
+    specs : list of JointSpec
+        From :func:`read_manifest`.
+    out_dir : path-like
+        Output directory; ``<joint>/`` per joint plus ``summary.csv`` and ``summary.html``.
+    workers : int
+        Local worker processes (ignored with ``scheduler``).
+    scheduler : str, optional
+        Address of a Dask distributed scheduler (``tcp://host:port``); one task per joint.
+    force : bool
+        Redo joints whose ``model.json`` exists.
+    progress : bool
+        Show a tqdm progress bar on stderr.
+    outlier_z : float
+        |robust z-score| above which a friction parameter is flagged.
+
+    Returns
+    -------
+    DataFrame
+        The summary table (one row per joint, manifest order), as written to ``summary.csv``.
+    """
+    from tqdm.auto import tqdm
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    results: dict[str, JointResult] = {}
+    todo = []
+    for s in specs:
+        if not force and (out / s.joint / "model.json").is_file():
+            results[s.joint] = _previous(s, out)
+        else:
+            todo.append(s)
+    bar = tqdm(total=len(specs), initial=len(specs) - len(todo), unit="joint", desc="joints",
+               disable=not progress, file=sys.stderr)
+
+    def report(res: JointResult) -> None:
+        results[res.joint] = res
+        bar.set_postfix_str(f"{res.joint}: {res.status}")
+        bar.update(1)
+
+    with bar:
+        if todo and scheduler:
+            _run_dask(todo, str(out), scheduler, report)
+        elif todo:
+            _run_local(todo, str(out), max(1, min(workers, len(todo))), report)
+    table = summary_table([results.get(s.joint, JointResult(s.joint, "failed", "no result"))
+                           for s in specs], outlier_z)
+    write_summary(table, out, outlier_z)
+    return table
+
+
+def run_manifest(manifest: str | os.PathLike, out_dir: str | os.PathLike,
+                 **kwargs: Any) -> pd.DataFrame:
+    """:func:`read_manifest` then :func:`run_batch_specs` (same keyword arguments)."""
+    return run_batch_specs(read_manifest(manifest), out_dir, **kwargs)
+
+
+# ------------------------------------------------------------------------------ summary
+def _overall_error(metrics: list[dict], dataset: str, model: str) -> float:
+    """‖τ − τ̂‖/‖τ‖ over all trajectories of one data set (from per-trajectory metrics)."""
+    rows = [m for m in metrics if m.get("dataset") == dataset and m.get("model") == model]
+    err2 = sum(m["n"] * m["rms"] ** 2 for m in rows if m.get("rms") is not None)
+    ref2 = sum(m["n"] * (m["rms"] / m["relative_rms"]) ** 2 for m in rows
+               if m.get("rms") is not None and m.get("relative_rms"))
+    return math.sqrt(err2 / ref2) if ref2 > 0 else math.nan
+
+
+def _model_columns(model: dict) -> dict[str, Any]:
+    from sparsefric.model import JointModel
+
+    m = JointModel.from_dict(model)
+    viscous = dict(m.viscous)
+    return {"axis": m.axis, "kind": m.kind, "inertia": m.inertia,
+            "gravity_cos": m.gravity_cos, "gravity_sin": m.gravity_sin, "offset": m.offset,
+            "coulomb": m.coulomb, "breakaway": m.breakaway_torque(),
+            "stribeck_velocity": m.stribeck_velocity,
+            "stribeck": ";".join(f"{d:g}:{a:.6g}" for d, a in m.stribeck),
+            "viscous": viscous.get(1, 0.0),
+            "viscous_higher": ";".join(f"{p}:{c:.6g}" for p, c in m.viscous if p != 1),
+            "sigma0": m.sigma0 if m.kind == "lugre" else math.nan,
+            "sigma1": m.sigma1 if m.kind == "lugre" else math.nan}
+
+
+def _joint_row(res: JointResult) -> dict[str, Any]:
+    row: dict[str, Any] = {"joint": res.joint, "status": res.status, "error": res.error,
+                           "seconds": round(res.seconds, 2)}
+    s = res.summary
+    if not s.get("model"):
+        return row
+    row["converged"] = s.get("converged")
+    terms = [t["term"] for t in s.get("terms", []) if t.get("active")]
+    row["active_terms"] = ";".join(terms)
+    row["n_active"] = len(terms) if terms else None
+    row["lambda"] = s.get("selection", {}).get("lambda")
+    row.update(_model_columns(s["model"]))
+    model = "dynamic" if row["kind"] == "lugre" else "static"
+    for dataset in ("train", "validate", "test"):
+        row[f"{dataset}_rel_rms"] = _overall_error(s.get("metrics", []), dataset, model)
+    return row
+
+
+def robust_z(values: np.ndarray) -> np.ndarray:
+    """Robust z-scores 0.6745 (x − median)/MAD (Iglewicz & Hoaglin), NaN-aware.
+
+    Parameters
+    ----------
+    values : ndarray
+        One parameter across joints (any unit); NaN entries are ignored and stay NaN.
+
+    Returns
+    -------
+    ndarray
+        Dimensionless scores; NaN for fewer than 3 finite values; where MAD = 0 the mean
+        absolute deviation (× 1.2533) replaces it, and if that is 0 too every score is 0.
+    """
+    x = np.asarray(values, dtype=float)
+    ok = np.isfinite(x)
+    z = np.full(x.shape, np.nan)
+    if ok.sum() < 3:
+        return z
+    med = np.median(x[ok])
+    mad = np.median(np.abs(x[ok] - med))
+    if mad > 0:
+        z[ok] = 0.6745 * (x[ok] - med) / mad
+        return z
+    mean_ad = np.mean(np.abs(x[ok] - med))
+    z[ok] = (x[ok] - med) / (1.253314 * mean_ad) if mean_ad > 0 else 0.0
+    return z
+
+
+def summary_table(results: list[JointResult], outlier_z: float = DEFAULT_OUTLIER_Z
+                  ) -> pd.DataFrame:
+    """One row per joint: status, active terms, parameters, errors, z-scores and flags.
+
+    Parameters
+    ----------
+    results : list of JointResult
+    outlier_z : float
+        Flag threshold on |robust z|.
+
+    Returns
+    -------
+    DataFrame
+        Columns joint, status, error, seconds, converged, active_terms, n_active, lambda, axis,
+        kind, parameters (units of the joint's axis: N·m, rad/s… or N, m/s…), ``*_rel_rms`` per
+        data set, ``z_<param>`` for :data:`COMPARED` (within joints of the same axis) and
+        ``flagged`` (the parameters with |z| > ``outlier_z``, ';'-separated).
+    """
+    df = pd.DataFrame([_joint_row(r) for r in results])
+    for col in ("axis", *COMPARED):
+        if col not in df:
+            df[col] = np.nan
+    for name in COMPARED:
+        df[f"z_{name}"] = np.nan
+    for _, idx in df[df["axis"].notna()].groupby("axis").groups.items():
+        for name in COMPARED:
+            df.loc[idx, f"z_{name}"] = robust_z(df.loc[idx, name].to_numpy(float))
+    z = df[[f"z_{n}" for n in COMPARED]].to_numpy(float)
+    df["flagged"] = [";".join(n for n, v in zip(COMPARED, zs, strict=True)
+                              if np.isfinite(v) and abs(v) > outlier_z) for zs in z]
+    return df
+
+
+_CSS = """
+body{font-family:sans-serif;max-width:1400px;margin:1em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;font-size:0.8em}td,th{border:1px solid #ccc;padding:2px 5px}
+th{background:#f0f0f0}td{text-align:right}td.l{text-align:left}
+tr.failed td{background:#fde8e8}td.flag{background:#ffe9a8;font-weight:bold}
+.note{color:#555;font-size:0.9em}
+"""
+_SHOWN = ("joint", "status", "converged", "active_terms", "inertia", "gravity_cos",
+          "gravity_sin", "coulomb", "breakaway", "stribeck_velocity", "viscous", "sigma0",
+          "sigma1", "train_rel_rms", "validate_rel_rms", "test_rel_rms",
+          *(f"z_{n}" for n in COMPARED), "flagged", "seconds")
+
+
+def _cell(col: str, value: Any, row: pd.Series, outlier_z: float) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "<td></td>"
+    if col == "joint" and row.get("status") != "failed":
+        j = html.escape(str(value))
+        return f'<td class="l"><a href="{j}/report.html">{j}</a></td>'
+    is_num = isinstance(value, float | np.floating)
+    text = f"{value:.4g}" if is_num else html.escape(str(value))
+    param = col[2:] if col.startswith("z_") else col
+    flagged = param in COMPARED and abs(row.get(f"z_{param}", 0.0) or 0.0) > outlier_z
+    cls = "flag" if flagged else ("l" if isinstance(value, str) else "")
+    return f'<td class="{cls}">{text}</td>' if cls else f"<td>{text}</td>"
+
+
+def _summary_html(df: pd.DataFrame, outlier_z: float) -> str:
+    cols = [c for c in _SHOWN if c in df.columns]
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    rows = []
+    for _, row in df.iterrows():
+        cls = ' class="failed"' if row["status"] == "failed" else ""
+        cells = "".join(_cell(c, row[c], row, outlier_z) for c in cols)
+        rows.append(f"<tr{cls}>{cells}</tr>")
+    failed = df[df["status"] == "failed"]
+    errors = "".join(f"<li><b>{html.escape(r.joint)}</b>: {html.escape(str(r.error))}</li>"
+                     for r in failed.itertuples())
+    flagged = df[df["flagged"] != ""]
+    flags = "".join(f"<li><b>{html.escape(r.joint)}</b>: {html.escape(r.flagged)}</li>"
+                    for r in flagged.itertuples())
+    counts = df["status"].value_counts().to_dict()
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f"<title>sparsefric batch summary</title><style>{_CSS}</style></head><body>\n"
+            f"<h1>sparsefric batch summary</h1><p>{len(df)} joints: "
+            + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+            + f'.</p><p class="note">Parameters in the units of each joint\'s axis (revolute: '
+            f"N·m, rad/s, N·m·s/rad, N·m/rad; prismatic: N, m/s, N·s/m, N/m). z_*: robust "
+            f"z-score 0.6745 (x − median)/MAD across joints of the same axis; highlighted where "
+            f"|z| &gt; {outlier_z:g}. *_rel_rms: ‖τ − τ̂‖/‖τ‖ of the final model.</p>\n"
+            f"<h2>Friction that stands out</h2><ul>{flags or '<li>none</li>'}</ul>\n"
+            f"<h2>Failed joints</h2><ul>{errors or '<li>none</li>'}</ul>\n"
+            f"<h2>Joints</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}"
+            f"</tbody></table>\n</body></html>\n")
+
+
+def write_summary(table: pd.DataFrame, out_dir: str | os.PathLike,
+                  outlier_z: float = DEFAULT_OUTLIER_Z) -> None:
+    """Write ``summary.csv`` and ``summary.html`` into ``out_dir`` atomically."""
+    out = Path(out_dir)
+    write_text(out / "summary.csv", table.to_csv(index=False))
+    write_text(out / "summary.html", _summary_html(table, outlier_z))
+
+
+# ------------------------------------------------------------------------------ CLI
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return int(text)
+
+
+def _positive_arg(text: str) -> float:
+    try:
+        return _positive(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def build_batch_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``batch`` sub-command to the CLI's argparse ``subparsers``.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        ``parser.add_subparsers(...)`` of :func:`sparsefric.cli.build_parser`.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``batch`` parser (``run`` default: :func:`run_batch`).
+    """
+    p = subparsers.add_parser("batch", help="identify many joints listed in a manifest",
+                              description="Identify every joint of a CSV manifest (columns "
+                              "joint, train[, validate, test, options…]) in parallel; write "
+                              "DIR/<joint>/ per joint and DIR/summary.html, DIR/summary.csv.")
+    p.add_argument("manifest", help="CSV manifest, one row per joint")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
+                   help="local worker processes (default: the number of CPUs)")
+    p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                   help="run on this Dask distributed scheduler instead of local processes")
+    p.add_argument("--force", action="store_true",
+                   help="redo joints whose model.json already exists")
+    p.add_argument("--outlier-z", type=_positive_arg, default=DEFAULT_OUTLIER_Z,
+                   help=f"flag |robust z-score| above this (default: {DEFAULT_OUTLIER_Z:g})")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, print only errors")
+    p.set_defaults(run=run_batch)
+    return p
+
+
+def run_batch(args: argparse.Namespace) -> int:
+    """Run the ``batch`` sub-command; exit status 0 if every joint succeeded or was skipped,
+    1 if any failed (the manifest itself being bad raises :class:`SparsefricError`)."""
+    table = run_manifest(args.manifest, args.out, workers=args.workers,
+                         scheduler=args.scheduler, force=args.force, progress=not args.quiet,
+                         outlier_z=args.outlier_z)
+    failed = table[table["status"] == "failed"]
+    for r in failed.itertuples():
+        print(f"sparsefric: joint {r.joint} failed: {r.error}", file=sys.stderr)
+    if not args.quiet:
+        counts = table["status"].value_counts().to_dict()
+        print(", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+              + f"; summary written to {Path(args.out) / 'summary.html'}")
+        for r in table[table["flagged"] != ""].itertuples():
+            print(f"  {r.joint}: friction stands out ({r.flagged})")
+    return 1 if len(failed) else 0

@@ -1,0 +1,173 @@
+"""``sparsefric batch``: a 3-joint manifest (one broken) on 2 processes and on a Dask cluster."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import sparsefric.batch as batch_module
+from sparsefric.batch import (
+    JointResult,
+    build_batch_parser,
+    read_manifest,
+    robust_z,
+    run_manifest,
+)
+from sparsefric.data import load_trajectories, save_trajectory
+from sparsefric.errors import SparsefricError
+
+from .conftest import example_files
+
+#: Fast identification options (one Ω_s and σ0 start, 6 thresholds), as manifest cells.
+FAST = {"sigma0_starts": "1e4", "omega_starts": "0.05",
+        "thresholds": ";".join(f"{v:.4g}" for v in np.geomspace(0.1, 20, 6))}
+
+
+def _piece(path: Path, out: Path, start: int, n: int, noise: float, seed: int) -> str:
+    traj = load_trajectories([path])[0]
+    s = slice(start, start + n)
+    tau = traj.tau[s] + np.random.default_rng(seed).normal(0.0, noise, n)
+    save_trajectory(out, traj.with_(t=traj.t[s] - traj.t[start], q=traj.q[s], tau=tau, truth={}))
+    return out.name
+
+
+def _manifest(root: Path) -> Path:
+    """Joints a, b (pieces of data/example with different noise) and broken (no tau column)."""
+    data = root / "data"
+    data.mkdir()
+    train = example_files("train")
+    rows = []
+    for joint, start, noise in (("a", 0, 0.0), ("b", 1000, 0.2)):
+        files = [_piece(p, data / f"{joint}_{i}.csv", start, 4000, noise, i)
+                 for i, p in enumerate(train)]
+        rows.append({"joint": joint, "train": ";".join(f"data/{f}" for f in files), **FAST})
+    pd.read_csv(data / "a_0.csv").drop(columns="tau").to_csv(data / "broken.csv", index=False)
+    rows.append({"joint": "broken", "train": "data/broken.csv", **FAST})
+    path = root / "manifest.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def _cli(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="sparsefric")
+    build_batch_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    root = tmp_path_factory.mktemp("batch")
+    manifest = _manifest(root)
+    status = _cli(["batch", str(manifest), "--out", str(root / "out"), "--workers", "2",
+                   "--quiet"])
+    return root, manifest, status
+
+
+def test_two_joints_succeed_and_the_broken_one_is_reported(batch):
+    root, _, status = batch
+    out = root / "out"
+    assert status == 1  # one joint failed
+    table = pd.read_csv(out / "summary.csv", keep_default_na=False).set_index("joint")
+    assert table.loc["a", "status"] == "ok" and table.loc["b", "status"] == "ok"
+    assert table.loc["broken", "status"] == "failed"
+    assert "no column 'tau'" in table.loc["broken", "error"]
+    for joint in ("a", "b"):
+        files = {p.name for p in (out / joint).iterdir()}
+        assert {"model.json", "report.html", "summary.json", "terms.csv"} <= files
+        assert "qdd" in table.loc[joint, "active_terms"]
+        assert float(table.loc[joint, "train_rel_rms"]) < 0.2
+    assert not (out / "broken").exists()
+    assert not list(out.glob(".*staging*"))
+    page = (out / "summary.html").read_text(encoding="utf-8")
+    assert 'href="a/report.html"' in page and "no column &#x27;tau&#x27;" in page
+
+
+def test_rerun_skips_complete_joints_and_force_redoes(batch, monkeypatch):
+    root, manifest, _ = batch
+    out = root / "out"
+    stamp = (out / "a" / "model.json").stat().st_mtime_ns
+    calls = []
+
+    def fake_run(specs, out_dir, workers, report):
+        for s in specs:
+            calls.append(s.joint)
+            report(JointResult(s.joint, "failed", "not run"))
+
+    monkeypatch.setattr(batch_module, "_run_local", fake_run)
+    table = run_manifest(manifest, out, workers=2, progress=False)
+    assert calls == ["broken"]  # only the failed joint is tried again
+    assert (out / "a" / "model.json").stat().st_mtime_ns == stamp
+    assert list(table["status"]) == ["skipped", "skipped", "failed"]
+    assert table.loc[0, "coulomb"] > 0  # parameters read back from disk
+    calls.clear()
+    run_manifest(manifest, out, workers=2, progress=False, force=True)
+    assert calls == ["a", "b", "broken"]
+
+
+def test_dask_cluster_gives_the_same_models(batch, tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    root, manifest, _ = batch
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                  dashboard_address=None) as cluster:
+        table = run_manifest(manifest, tmp_path / "out", scheduler=cluster.scheduler_address,
+                             progress=False)
+    assert list(table["status"]) == ["ok", "ok", "failed"]
+    for joint in ("a", "b"):
+        local = json.loads((root / "out" / joint / "model.json").read_text())
+        remote = json.loads((tmp_path / "out" / joint / "model.json").read_text())
+        assert _flat(remote) == pytest.approx(_flat(local), rel=1e-9, abs=1e-12)
+
+
+def _flat(obj, prefix: str = "") -> dict:
+    if isinstance(obj, dict):
+        return {k: v for key, val in obj.items() for k, v in _flat(val, f"{prefix}/{key}").items()}
+    if isinstance(obj, list):
+        return {k: v for i, val in enumerate(obj) for k, v in _flat(val, f"{prefix}/{i}").items()}
+    return {prefix: obj} if isinstance(obj, int | float) else {}
+
+
+# ------------------------------------------------------------------------------ manifest errors
+def _write(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "x.csv").write_text("t,q,tau\n0,0,0\n")
+    path = tmp_path / "m.csv"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("text, message", [
+    ("joint,train\na,missing.csv\n", "row 2, column 'train': no such file 'missing.csv'"),
+    ("joint,validate\na,x.csv\n", "missing column 'train'"),
+    ("train\nx.csv\n", "missing column 'joint'"),
+    ("joint,train\na,x.csv\na,x.csv\n", "row 3, column 'joint': duplicate joint name 'a'"),
+    ("joint,train,axis\na,x.csv,rotary\n", "row 2, column 'axis': expected one of revolute"),
+    ("joint,train,static_only\na,x.csv,maybe\n", "row 2, column 'static_only': expected true"),
+    ("joint,train,sigma0_starts\na,x.csv,-1\n", "row 2, column 'sigma0_starts': expected a pos"),
+    ("joint,train,colour\na,x.csv,red\n", "column 'colour': unknown column"),
+    ("joint,train\n../up,x.csv\n", "row 2, column 'joint': joint name '../up'"),
+])
+def test_bad_manifest_is_one_line_naming_row_and_column(tmp_path, text, message):
+    path = _write(tmp_path, text)
+    with pytest.raises(SparsefricError) as info:
+        read_manifest(path)
+    assert str(path) in str(info.value) and message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_manifest_paths_are_relative_to_its_folder(tmp_path):
+    path = _write(tmp_path, "joint,train,model,omega_starts\nj1,x.csv,B,0.01;0.1\n")
+    (spec,) = read_manifest(path)
+    assert spec.train == (str((tmp_path / "x.csv").resolve()),)
+    assert spec.options == {"model": "B", "omega_starts": (0.01, 0.1)}
+
+
+def test_robust_z_flags_the_odd_one():
+    z = robust_z(np.array([10.0, 10.5, 9.8, 10.2, 30.0, np.nan]))
+    assert abs(z[4]) > 3.5 and np.all(np.abs(z[:4]) < 1.5) and np.isnan(z[5])
+    assert np.all(np.isnan(robust_z(np.array([1.0, 2.0]))))
+    assert np.all(robust_z(np.array([5.0, 5.0, 5.0])) == 0)
