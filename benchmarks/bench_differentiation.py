@@ -33,8 +33,8 @@ import numpy as np
 
 from sparsefric.differentiation import differentiate, trend_filter
 from sparsefric.differentiation.pipeline import second_difference
+from sparsefric.experiment import stop_and_go_moves
 
-ENCODER_STEP = 2 * np.pi / 2**20
 #: Relative objective excess accepted as "equal accuracy".
 EQUAL_ACCURACY_RTOL = 1e-3
 #: Solvers tried for the equal-accuracy reference (cvxpy name, options, description).  OSQP at
@@ -45,31 +45,9 @@ CANDIDATES: tuple[tuple[str, dict[str, Any], str], ...] = (
 )
 
 
-def trapezoid_moves(
-    fs: float = 1000.0, reps: int = 1, stop: float = 1.0, noise: float = 1e-5, seed: int = 0
-) -> dict[str, np.ndarray]:
+def trapezoid_moves(reps: int = 1, seed: int = 0) -> dict[str, np.ndarray]:
     """Back-and-forth trapezoidal moves at 0.127 and 2.13 rad/s, 10 rad/s², 1 s stops."""
-    segs = [(stop, 0.0, True)]
-    for v in (0.127, 2.13) * reps:
-        for sgn in (1, -1):
-            ta = v / 10.0
-            tc = max(min(1.0, 3.0 * v) / v - ta, 0.0)
-            segs += [(ta, sgn * 10.0, False), (tc, 0.0, False), (ta, -sgn * 10.0, False)]
-            segs.append((stop, 0.0, True))
-    t = np.arange(int(round(sum(s[0] for s in segs) * fs))) / fs
-    q, qd, qdd = np.zeros_like(t), np.zeros_like(t), np.zeros_like(t)
-    t0 = q0 = v0 = 0.0
-    for dur, a, is_stop in segs:
-        v0 = 0.0 if is_stop else v0
-        sel = (t >= t0) & (t < t0 + dur)
-        s = t[sel] - t0
-        qdd[sel], qd[sel], q[sel] = a, v0 + a * s, q0 + v0 * s + 0.5 * a * s**2
-        q0, v0, t0 = q0 + v0 * dur + 0.5 * a * dur**2, v0 + a * dur, t0 + dur
-    rng = np.random.default_rng(seed)
-    qm = np.round((q + noise * rng.standard_normal(t.size)) / ENCODER_STEP) * ENCODER_STEP
-    tau = 2.0 * qdd + 1.5 * np.cos(q) + 0.3 * np.tanh(200.0 * qd) + 0.5 * qd
-    taum = tau + 0.05 * rng.standard_normal(t.size)
-    return dict(t=t, qm=qm, taum=taum, q=q, qd=qd, qdd=qdd, tau=tau)
+    return stop_and_go_moves(vmax=(0.127, 2.13) * reps, seed=seed)
 
 
 def record(n: int, reps: int, seed: int) -> dict[str, np.ndarray]:
