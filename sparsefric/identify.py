@@ -343,7 +343,8 @@ class SparseFric:
                                  validate=(x_check, tau_c_check) if val else None,
                                  omega_starts=(p.stribeck_velocity / 3, p.stribeck_velocity,
                                                3 * p.stribeck_velocity),
-                                 nu=self.nu, aic_parts=self.aic_parts)
+                                 nu=self.nu, aic_parts=self.aic_parts,
+                                 keep_kinds=("coulomb", "zdot"))
         chosen = self.refinement_.best
         n_v = len(candidates.powers)
         keep = chosen.support.copy()

@@ -120,7 +120,8 @@ def thin(x: Signals, tau: np.ndarray, max_rows: int = MAX_ROWS) -> tuple[Signals
 def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
           validate: tuple[Signals, np.ndarray] | None = None, omega_starts: tuple[float, ...],
           nu: float = 0.01, thresholds: np.ndarray | None = None,
-          aic_parts: int | None = None, max_rows: int = MAX_ROWS) -> SweepResult:
+          aic_parts: int | None = None, max_rows: int = MAX_ROWS,
+          keep_kinds: tuple[str, ...] = ()) -> SweepResult:
     """SR3–Newton over a λ grid with multi-start in Ω_s, scored by AICc.
 
     Parameters
@@ -141,11 +142,14 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
         m; default :func:`default_parts`.
     max_rows : int
         Training and validation rows are thinned to at most this many (:func:`thin`).
+    keep_kinds : tuple of str
+        Kinds of terms that are part of the model's structure rather than candidates: never
+        thresholded (the refinement keeps the Coulomb level and ż).
     """
     train, tau = thin(train, tau, max_rows)
     if validate is not None:
         validate = thin(*validate, max_rows)
-    cache = GramCache(library, train, tau)
+    cache = GramCache(library, train, tau, keep_kinds)
     grid = threshold_grid(tau) if thresholds is None else np.asarray(thresholds, dtype=float)
     terms = library.terms()
     m = aic_parts or default_parts(len(terms))
@@ -156,7 +160,8 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
     previous: float | None = None
     res: SR3Result | None = None
     for thr in grid:
-        if res is None or res.support.any():  # past the empty model, larger λ change nothing
+        # past the smallest model (only the unpenalised terms left), larger λ change nothing
+        if res is None or (res.support & ~cache.keep).any():
             solver = SR3Newton(threshold=float(thr), nu=nu)
             res = multistart(solver, cache, starts + ([previous] if previous is not None else []))
             previous = res.theta

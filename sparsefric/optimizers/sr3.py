@@ -44,13 +44,17 @@ def l0_weight(threshold: float, nu: float) -> float:
     return float(SR3.calculate_l0_weight(float(threshold), float(nu)))
 
 
-def prox_l0_nonneg(xi: np.ndarray, lam_nu: float, nonneg: np.ndarray | None) -> np.ndarray:
+def prox_l0_nonneg(xi: np.ndarray, lam_nu: float, nonneg: np.ndarray | None,
+                   keep: np.ndarray | None = None) -> np.ndarray:
     """Prox of λ‖W‖₀ plus the indicator of W ≥ 0 on the ``nonneg`` coordinates.
 
-    Per coordinate: pysindy's hard threshold at √(2νλ); a constrained coordinate that is negative
-    goes to 0 (the prox of ℓ0 + ι_{w≥0} is exactly this).
+    Per coordinate: pysindy's hard threshold at √(2νλ), except on ``keep`` coordinates, which are
+    not penalised; a constrained coordinate that is negative goes to 0 (the prox of ℓ0 + ι_{w≥0}
+    is exactly this).
     """
     W = _PROX_L0(xi, float(lam_nu))
+    if keep is not None:
+        W[keep] = xi[keep]
     if nonneg is not None:
         W[nonneg & (W < 0)] = 0.0
     return W
@@ -58,7 +62,8 @@ def prox_l0_nonneg(xi: np.ndarray, lam_nu: float, nonneg: np.ndarray | None) -> 
 
 def sr3_gram(G: np.ndarray, b: np.ndarray, threshold: float, nu: float,
              W0: np.ndarray | None = None, max_iter: int = 2000,
-             nonneg: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+             nonneg: np.ndarray | None = None,
+             keep: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """SR3 iterations on the normal equations (G = ΘᵀΘ, b = Θᵀτ).
 
     ξ = (G + I/ν)⁻¹(b + W/ν), W = prox_ℓ0(ξ). Once the support S of W repeats, the iteration is
@@ -79,14 +84,14 @@ def sr3_gram(G: np.ndarray, b: np.ndarray, threshold: float, nu: float,
     xi = W
     for it in range(1, max_iter + 1):
         xi = A_inv @ (b + W / nu)
-        W_new = prox_l0_nonneg(xi, lam_nu, nonneg)
+        W_new = prox_l0_nonneg(xi, lam_nu, nonneg, keep)
         new_support = W_new != 0
         key = new_support.tobytes()
         if np.array_equal(new_support, support) and key not in tried:
             tried.add(key)
             off = np.diag((~support).astype(float)) / nu
             xi_fixed = lstsq(G + off, b, cond=1e-14, check_finite=False)[0] if support.any() else xi
-            W_fixed = prox_l0_nonneg(xi_fixed, lam_nu, nonneg)
+            W_fixed = prox_l0_nonneg(xi_fixed, lam_nu, nonneg, keep)
             if np.array_equal(W_fixed != 0, support):
                 return xi_fixed, W_fixed, it
         W, support = W_new, new_support
@@ -100,8 +105,10 @@ class GramCache:
     path, so most evaluations of the (n × p) library are served from here.
     """
 
-    def __init__(self, library: FeatureLibrary, signals: Signals, tau: np.ndarray):
+    def __init__(self, library: FeatureLibrary, signals: Signals, tau: np.ndarray,
+                 keep_kinds: tuple[str, ...] = ()):
         self.library, self.signals, self.tau = library, signals, np.asarray(tau, dtype=float)
+        self.keep = np.array([t.kind in keep_kinds for t in library.terms()], dtype=bool)
         self.nonlinear = np.array([t.nonlinear for t in library.terms()], dtype=bool)
         self.nonneg = np.array([t.kind in ("coulomb", "stribeck") for t in library.terms()],
                                dtype=bool)
@@ -265,7 +272,8 @@ class SR3Newton:
         path: list[tuple[bytes, float]] = []
         for outer in range(1, self.max_outer + 1):  # noqa: B007
             G, b, scale = cache.at(theta)
-            _, W, _ = sr3_gram(G, b, self.threshold, self.nu, W, nonneg=cache.nonneg)
+            _, W, _ = sr3_gram(G, b, self.threshold, self.nu, W, nonneg=cache.nonneg,
+                               keep=cache.keep)
             support = W != 0
             if not (support & cache.nonlinear).any():
                 converged = True
