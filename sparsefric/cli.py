@@ -1,4 +1,4 @@
-"""Command line: ``sparsefric identify | predict | simulate | batch``.
+"""Command line: ``sparsefric identify | predict | simulate | cve | batch``.
 
 Every problem with the user's input ends in one line ``sparsefric: error: …`` and exit status 2,
 with nothing written. Results are staged in a hidden directory beside the output and moved into
@@ -337,6 +337,35 @@ def _run_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------------ cve
+def _cve_parser(sub) -> None:
+    p = sub.add_parser("cve", help="friction–velocity points from constant-velocity moves",
+                       description="Constant-velocity experiments (main paper §5.1): on the "
+                                   "constant-velocity parts of back-and-forth moves, friction "
+                                   "(τ⁺ − τ⁻)/2 and gravity (τ⁺ + τ⁻)/2 at matched positions.")
+    p.add_argument("files", nargs="+", help="trajectory files with back-and-forth moves")
+    p.add_argument("--out", required=True, help="output directory (cve_points.csv)")
+    _add_data_options(p)
+    p.set_defaults(run=_run_cve, differentiation="butterworth")
+
+
+def _run_cve(args: argparse.Namespace) -> int:
+    from sparsefric.validation import cve_from_trajectories
+
+    points = cve_from_trajectories(_load(args.files, args), method=args.differentiation)
+    if points.empty:
+        raise SparsefricError("no constant-velocity parts moving both ways were found in "
+                              + ", ".join(args.files))
+
+    def work(stage: Path) -> None:
+        points.to_csv(stage / "cve_points.csv", index=False)
+
+    _staged(Path(args.out), work)
+    print(points.to_string(index=False, float_format=lambda v: f"{v:.5g}"))
+    print(f"{len(points)} friction–velocity points written to {args.out}/cve_points.csv")
+    return 0
+
+
 # ------------------------------------------------------------------------------ main
 def build_parser() -> argparse.ArgumentParser:
     """The ``sparsefric`` argument parser."""
@@ -347,6 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
     _identify_parser(sub)
     _predict_parser(sub)
     _simulate_parser(sub)
+    _cve_parser(sub)
     from sparsefric.batch import build_batch_parser  # batch imports this module's staging
 
     build_batch_parser(sub)

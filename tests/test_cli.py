@@ -78,3 +78,12 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch, argv, m
     assert rc == 2
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
     assert not (tmp_path / "sparsefric-out").exists()
+
+
+def test_cve_writes_friction_velocity_points_on_the_static_curve(tmp_path, truth):
+    files = [str(p) for role in ("train", "test") for p in example_files(role)]
+    assert main(["cve", *files, "--out", str(tmp_path / "cve")]) == 0
+    points = pd.read_csv(tmp_path / "cve" / "cve_points.csv")
+    assert len(points) == 4 and (points.friction_std > 0).all()
+    expected = truth.static_friction(points.velocity.to_numpy())
+    np.testing.assert_allclose(points.friction, expected, rtol=0.01)
