@@ -34,7 +34,7 @@ from sparsefric.lugre_iterations import (
 from sparsefric.model import JointModel
 from sparsefric.optimizers.sr3 import GramCache, SR3Newton, SR3Result
 from sparsefric.preprocessing import Prepared, choose_window, prepare
-from sparsefric.selection import SweepResult, sweep
+from sparsefric.selection import SweepResult, collinear_pairs, sweep, thin
 
 #: Initial Ω_s [rad/s] of the multi-start: five values like the main paper's, log-spaced over its
 #: range 0.002–0.02 widened upwards by one decade (other joints' Stribeck velocities differ).
@@ -236,7 +236,8 @@ class SparseFric:
         self.convergence_reason_ = "static model only"
         self.runs_: list[IterationResult] = []
         self.lugre_model_: JointModel | None = None
-        self.warnings_: list[str] = [f.message for f in self.findings_]
+        self.warnings_ = ([f.message for f in self.findings_]
+                          + self._collinearity_warnings(library, x_fit, tau_fit))
         self.refinement_: SweepResult | None = None
         self.refined_ = False
         self.xi_u_ = float("nan")
@@ -259,6 +260,20 @@ class SparseFric:
                        sigma0_init=run.sigma0_init, train_error_rel=run.error,
                        refined=self.refined_)
         return {"software": f"sparsefric {__version__}", "fit": fit}
+
+    def _collinearity_warnings(self, library: FeatureLibrary, x: Signals,
+                               tau: np.ndarray) -> list[str]:
+        """Report columns the data cannot tell apart: among the selected terms, and among the
+        linear candidates (neighbouring Stribeck exponents are always alike and are left to
+        the ℓ0 selection, which keeps at most one of a near-duplicate pair)."""
+        cache = GramCache(library, *thin(x, tau))
+        best = self.sweep_.best
+        linear = np.array([not t.nonlinear for t in library.terms()])
+        pairs = dict.fromkeys(collinear_pairs(cache, best.theta, best.support)
+                              + collinear_pairs(cache, best.theta, linear))
+        self.collinear_ = list(pairs)
+        return [f"columns {a} and {b} are nearly collinear on these data (cosine {c:.5f}): "
+                "their coefficients are not separately identifiable" for a, b, c in pairs]
 
     def _refit_static(self, library: FeatureLibrary, support: np.ndarray, x: Signals,
                       tau: np.ndarray) -> _Split:

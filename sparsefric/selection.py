@@ -183,6 +183,21 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
     return SweepResult(table, results, best, m, source)
 
 
+def collinear_pairs(cache: GramCache, theta: float, mask: np.ndarray,
+                    tol: float = 0.999) -> list[tuple[str, str, float]]:
+    """Pairs of the ``mask`` columns whose cosine similarity on the data exceeds ``tol``.
+
+    Such columns cannot be told apart by the data: their coefficients trade off against each
+    other (e.g. cos q and a constant when the joint barely moves, q̇ and q̇³ at one speed).
+    """
+    G, _, _ = cache.at(theta)
+    C = G / cache.tau.shape[0]  # columns scaled to unit RMS: C_ij is their cosine similarity
+    names = [t.name for t in cache.library.terms()]
+    idx = np.flatnonzero(mask)
+    return [(names[i], names[j], float(abs(C[i, j])))
+            for a, i in enumerate(idx) for j in idx[a + 1:] if abs(C[i, j]) > tol]
+
+
 def predict(library: FeatureLibrary, x: Signals, res: SR3Result) -> np.ndarray:
     """Θ(θ)ξ on the active columns only."""
     if not res.support.any():

@@ -94,3 +94,18 @@ def test_custom_columns_join_the_library(example):
         [lambda q, qd, qdd: np.cos(2 * q)], ["cos(2q)"])
     assert [t.name for t in lib.terms()][-1] == "cos(2q)"
     assert len(lib.select([True] * (len(lib) - 1) + [False])) == len(lib) - 1
+
+
+def test_collinear_columns_are_reported():
+    from sparsefric.data import Trajectory
+
+    t = np.arange(6000) * 1e-3
+    q = 0.01 * np.sin(2 * np.pi * 0.5 * t)  # the joint barely moves: cos q ≈ 1
+    qd = np.gradient(q, t)
+    tau = 0.2 * np.gradient(qd, t) + 5 * np.cos(q) + 3 * np.sign(qd) + 2 * qd
+    tau += 0.05 * np.random.default_rng(0).normal(size=t.size)
+    est = SparseFric(library="coulomb-viscous", offset=True, static_only=True,
+                     differentiation="given")
+    est.fit([Trajectory(t, q, tau, qd=qd, qdd=np.gradient(qd, t))])
+    assert ("cos(q)", "1") in [(a, b) for a, b, _ in est.collinear_]
+    assert any("nearly collinear" in w for w in est.warnings_)
