@@ -473,7 +473,8 @@ def select_run(runs: list[IterationResult]) -> IterationResult:
 
 
 def predict_prepared(model: JointModel, prep: Prepared) -> list[np.ndarray]:
-    """τ̂ of every trajectory of ``prep`` (LuGre z integrated from 0 along each)."""
+    """τ̂ of every trajectory of ``prep`` (LuGre z integrated along each from the steady state
+    of its first velocity)."""
     x = prep.signals
     return [model.torque(x.q[a:b], x.qd[a:b], x.qdd[a:b], h)
             for (a, b), h in zip(prep.bounds, prep.dt, strict=True)]

@@ -36,6 +36,7 @@ __all__ = [
     "static_curve",
     "stribeck_g",
     "presliding_stiffness",
+    "steady_state_z",
     "z_step",
 ]
 
@@ -182,8 +183,14 @@ def static_curve(qd: np.ndarray, params: FrictionParams) -> np.ndarray:
     return sign_function(qd, params.tanh_k) * stribeck_g(qd, params) + viscous_torque(qd, params)
 
 
+def steady_state_z(qd: float, params: FrictionParams) -> float:
+    """Bristle deflection z_ss = s(q̇) g(q̇)/σ0 [rad] of steady motion at ``qd`` (0 at rest)."""
+    v = np.array([qd], dtype=float)
+    return float(sign_function(v, params.tanh_k)[0] * stribeck_g(v, params)[0] / params.sigma0)
+
+
 def integrate_z(
-    qd: np.ndarray, dt: float | np.ndarray, params: FrictionParams, z0: float = 0.0
+    qd: np.ndarray, dt: float | np.ndarray, params: FrictionParams, z0: float | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Integrate the bristle state along a velocity record.
 
@@ -195,8 +202,11 @@ def integrate_z(
         Sample period [s], scalar or per interval (length n − 1 or n).
     params : FrictionParams
         Uses σ0 > 0 [N·m/rad], g(q̇) and K.
-    z0 : float
-        Initial bristle deflection [rad].
+    z0 : float, optional
+        Initial bristle deflection [rad]. Default: a record that starts in motion (first
+        speed above 5 % of its largest) starts at the steady state (:func:`steady_state_z`) —
+        z = 0 would drop the friction of a record cut out of steady sliding — and one that
+        starts at rest starts at z = 0.
 
     Returns
     -------
@@ -210,11 +220,13 @@ def integrate_z(
     step = np.broadcast_to(np.asarray(dt, dtype=np.float64), (n,)) if np.ndim(dt) == 0 else dt
     step = np.ascontiguousarray(np.resize(np.asarray(step, dtype=np.float64), n))
     g = stribeck_g(qd, params)
-    return _integrate(qd, step, float(params.sigma0), g, float(params.tanh_k), float(z0))
+    moving = n > 0 and abs(qd[0]) > 0.05 * float(np.max(np.abs(qd)))
+    start = float(z0) if z0 is not None else (steady_state_z(qd[0], params) if moving else 0.0)
+    return _integrate(qd, step, float(params.sigma0), g, float(params.tanh_k), start)
 
 
 def lugre_torque(
-    qd: np.ndarray, dt: float | np.ndarray, params: FrictionParams, z0: float = 0.0
+    qd: np.ndarray, dt: float | np.ndarray, params: FrictionParams, z0: float | None = None
 ) -> np.ndarray:
     """LuGre friction torque τ_f = σ0 z + σ1 ż + τ_v(q̇) [N·m] along a velocity record."""
     z, zd = integrate_z(qd, dt, params, z0)

@@ -103,14 +103,14 @@ class JointModel:
         return lugre.static_curve(qd, self.friction)
 
     def friction_torque(self, qd: np.ndarray, dt: float | np.ndarray,
-                        z0: float = 0.0) -> np.ndarray:
+                        z0: float | None = None) -> np.ndarray:
         """Friction along a velocity record [N·m]: LuGre (z integrated) or static."""
         if self.kind == "lugre":
             return lugre.lugre_torque(qd, dt, self.friction, z0)
         return self.static_friction(qd)
 
     def torque(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, dt: float | np.ndarray,
-               z0: float = 0.0) -> np.ndarray:
+               z0: float | None = None) -> np.ndarray:
         """Inverse dynamics τ̂ = rigid body + friction [N·m] along one trajectory."""
         return self.rigid_body_torque(q, qdd) + self.friction_torque(qd, dt, z0)
 

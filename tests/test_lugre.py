@@ -42,7 +42,7 @@ def test_exact_update_matches_a_fine_explicit_integration():
 def test_presliding_is_a_spring_of_stiffness_sigma0():
     # a small displacement from rest: z follows q (ż ≈ q̇) while σ0 z ≪ g
     qd = np.r_[np.full(10, 1e-3), np.zeros(10)]
-    z, _ = integrate_z(qd, 1e-3, params())
+    z, _ = integrate_z(qd, 1e-3, params(), z0=0.0)
     displacement = np.trapezoid(qd, dx=1e-3)
     assert params().sigma0 * z[-1] == pytest.approx(params().sigma0 * displacement, rel=0.02)
 
@@ -52,3 +52,11 @@ def test_stable_for_huge_stiffness():
                            np.zeros(0), 1e9, 0.0, 0.0)
     z, zd = integrate_z(np.full(100, 1.0), 1e-3, p)
     assert np.all(np.isfinite(z)) and z[-1] == pytest.approx(18.0 / 1e9, rel=1e-6)
+
+
+def test_default_start_is_the_steady_state_of_the_first_velocity():
+    qd = np.full(50, 0.3)
+    z, zd = integrate_z(qd, 1e-3, params())
+    np.testing.assert_allclose(z, z[-1], rtol=1e-9)  # no start-up transient
+    assert np.max(np.abs(zd)) < 1e-9
+    assert integrate_z(np.r_[1e-6, np.full(9, 0.3)], 1e-3, params())[0][0] == 0.0  # at rest
