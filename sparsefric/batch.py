@@ -41,6 +41,7 @@ import pandas as pd
 
 from sparsefric.atomic import write_text
 from sparsefric.errors import SparsefricError
+from sparsefric.model import JointModel
 
 REQUIRED = ("joint", "train")
 FILE_COLUMNS = ("train", "validate", "test")
@@ -299,17 +300,10 @@ def _load(files: Sequence[str], load: dict[str, Any]):
 
 def _write_joint(est, stage: Path, train, validate, test, title: str) -> dict:
     """The files of ``sparsefric identify`` (same names) plus ``summary.json``; returns it."""
-    from sparsefric.report import write_report
+    from sparsefric.cli import _write_results
 
-    est.selection_.to_csv(stage / "selection.csv", index=False)
-    est.terms_.to_csv(stage / "terms.csv", index=False)
-    if len(est.history_):
-        est.history_.to_csv(stage / "history.csv", index=False)
-    est.preprocessing_.to_csv(stage / "preprocessing.csv", index=False)
-    est.static_model_.save(stage / "static_model.json")
-    summary = write_report(est, stage, train, validate=validate, test=test, title=title)
+    summary = _write_results(est, stage, train, validate, test, title=title)
     write_text(stage / "summary.json", json.dumps(summary, indent=1))
-    est.model_.save(stage / "model.json")
     return summary
 
 
@@ -368,8 +362,11 @@ def _previous(spec: JointSpec, out: Path) -> JointResult:
     try:
         summary = json.loads((out / spec.joint / "summary.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        model = json.loads((out / spec.joint / "model.json").read_text(encoding="utf-8"))
-        summary = {"model": model}
+        try:
+            summary = {"model": JointModel.load(out / spec.joint / "model.json").to_dict()}
+        except SparsefricError as exc:
+            return JointResult(spec.joint, "failed", f"earlier result unreadable: {exc}; "
+                               "rerun with --force")
     return JointResult(spec.joint, "skipped", summary=summary)
 
 

@@ -139,7 +139,9 @@ def _estimator(args: argparse.Namespace, model: str):
 
 
 
-def _write_results(est, stage: Path, train, validate, test) -> None:
+def _write_results(est, stage: Path, train, validate, test, title: str | None = None) -> dict:
+    """Every result file of one identification into ``stage``, ``model.json`` last; returns
+    the report's summary."""
     est.selection_.to_csv(stage / "selection.csv", index=False)
     est.terms_.to_csv(stage / "terms.csv", index=False)
     if len(est.history_):
@@ -150,8 +152,10 @@ def _write_results(est, stage: Path, train, validate, test) -> None:
     _stamped(est.static_model_).save(stage / "static_model.json")
     if est.lugre_model_ is not None and est.lugre_model_ is not est.model_:
         _stamped(est.lugre_model_).save(stage / "lugre_model.json")
-    write_report(est, stage, train, validate=validate, test=test)
+    options = {"title": title} if title else {}
+    summary = write_report(est, stage, train, validate=validate, test=test, **options)
     _stamped(est.model_).save(stage / "model.json")
+    return summary
 
 
 def _stamped(model):
@@ -160,9 +164,23 @@ def _stamped(model):
     return model.with_(extra={**model.extra, "created": created})
 
 
+#: Everything a run may write into ``--out``; a rerun removes those it does not write again.
+RESULT_NAMES = ("model.json", "lugre_model.json", "static_model.json", "selection.csv",
+                "refinement.csv", "history.csv", "terms.csv", "preprocessing.csv",
+                "report.html", "summary.md", "summary.json", "A", "B")
+
+
 def _publish(stage: Path, out: Path) -> None:
-    """Move staged files into ``out``; ``model.json`` last so that it marks a complete run."""
+    """Move staged files into ``out``; ``model.json`` last so that it marks a complete run.
+
+    Results of an earlier run that this one does not write again are removed first, so that a
+    directory never mixes two runs.
+    """
     out.mkdir(parents=True, exist_ok=True)
+    for name in RESULT_NAMES:
+        old = out / name
+        if not (stage / name).exists() and (old.exists() or old.is_symlink()):
+            shutil.rmtree(old) if old.is_dir() else old.unlink()
     entries = sorted(stage.iterdir(), key=lambda p: p.name == "model.json")
     for entry in entries:
         target = out / entry.name
@@ -171,7 +189,14 @@ def _publish(stage: Path, out: Path) -> None:
         os.replace(entry, target)
 
 
+def _check_out_dir(out: Path) -> None:
+    """Fail before any work when ``--out`` cannot be a results directory."""
+    if out.exists() and not out.is_dir():
+        raise SparsefricError(f"--out {out}: exists and is not a directory")
+
+
 def _staged(out: Path, work: Callable[[Path], None]) -> None:
+    _check_out_dir(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
     try:
@@ -216,6 +241,7 @@ def _run_identify(args: argparse.Namespace) -> int:
     test = _load(args.test, args) if args.test else None
     models = ("A", "B") if args.model == "both" else (args.model,)
     out = Path(args.out)
+    _check_out_dir(out)
     fitted = {m: _estimator(args, m).fit(train, validate=validate) for m in models}
 
     def work(stage: Path) -> None:
@@ -259,6 +285,8 @@ def _run_predict(args: argparse.Namespace) -> int:
     from sparsefric.preprocessing import prepare
 
     model = JointModel.load(args.model)
+    if args.out and Path(args.out).is_dir():
+        raise SparsefricError(f"--out {args.out}: is a directory, expected a CSV file name")
     trajs = _load(args.data, args)
     prep = prepare(trajs, method=args.differentiation, regularization=args.regularization,
                    cutoff_hz=args.cutoff_hz)
@@ -392,6 +420,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return args.run(args)
     except SparsefricError as exc:
         print(f"sparsefric: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # the file system refused an output (permissions, disk full, …)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"sparsefric: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("sparsefric: interrupted; nothing was written", file=sys.stderr)

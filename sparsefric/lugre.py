@@ -96,13 +96,6 @@ def _g(qd, fc, omega, deltas, amps):
 
 
 @numba.njit(cache=True)
-def _s(qd, k):
-    if k > 0.0:
-        return np.tanh(k * qd)
-    return np.sign(qd)
-
-
-@numba.njit(cache=True)
 def _viscous(qd, powers, coefs):
     v = 0.0
     for i in range(powers.shape[0]):

@@ -77,7 +77,8 @@ class IterationResult:
 
 def integrate_all(qd: np.ndarray, bounds: list[tuple[int, int]], dt: list[float],
                   params: FrictionParams) -> tuple[np.ndarray, np.ndarray]:
-    """z [rad] and ż [rad/s] of every trajectory, each started from z = 0."""
+    """z [rad] and ż [rad/s] of every trajectory, each integrated on its own from the default
+    start of :func:`sparsefric.lugre.integrate_z`."""
     z = np.empty_like(qd)
     zd = np.empty_like(qd)
     for (a, b), h in zip(bounds, dt, strict=True):

@@ -155,6 +155,9 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
     m = aic_parts or default_parts(len(terms))
     source = "validation" if validate is not None else "training"
     x_val, tau_val = validate if validate is not None else (train, tau)
+    if len(tau_val) < 5 * m:
+        raise SparsefricError(f"the {source} data have only {len(tau_val)} usable samples; "
+                              f"AICc with {m} parts needs at least {5 * m}")
     starts = [float(np.log(w)) for w in omega_starts]
     rows, results = [], []
     previous: float | None = None
@@ -176,6 +179,9 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
         rows.append(row)
         results.append(res)
     table = pd.DataFrame(rows)
+    if not np.isfinite(table["aicc"]).any():
+        raise SparsefricError(f"AICc is undefined for every λ with {m} parts (m ≤ k + 2); "
+                              "use a larger --aic-parts")
     best = int(np.nanargmin(table["aicc"].to_numpy()))
     table.insert(table.columns.get_loc("aicc") + 1, "aic_r",
                  table["aicc"] - table["aicc"].iloc[best])

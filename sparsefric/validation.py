@@ -205,7 +205,7 @@ def free_run_compare(model: JointModel, t: np.ndarray, q: np.ndarray, tau: np.nd
     Notes
     -----
     The measured state at a restart is (q, q̇) and the bristle deflection z the model builds up
-    along the measured q̇ (integrated from z = 0 at the start of the record). Restarting with a
+    along the measured q̇ (from the default start of `lugre.integrate_z`). Restarting with a
     relaxed bristle instead would lose the friction σ0 z for a few g/σ0 of travel and offset the
     velocity by ~g/σ0·g/I.
     """

@@ -87,3 +87,19 @@ def test_cve_writes_friction_velocity_points_on_the_static_curve(tmp_path, truth
     assert len(points) == 4 and (points.friction_std > 0).all()
     expected = truth.static_friction(points.velocity.to_numpy())
     np.testing.assert_allclose(points.friction, expected, rtol=0.01)
+
+
+def test_out_that_is_a_file_fails_before_any_work(tmp_path, capsys):
+    (tmp_path / "taken").write_text("x")
+    rc = main(["identify", str(EMPS), "--out", str(tmp_path / "taken")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "is not a directory" in err and err.count("\n") == 1
+
+
+def test_rerun_leaves_no_results_of_the_earlier_run(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "lugre_model.json").write_text("{}")  # as if an earlier LuGre run had written it
+    rc = main(["identify", str(EMPS), "--axis", "prismatic", "--library",
+               "coulomb-viscous-offset", "--static-only", "--quiet", "--out", str(out)])
+    assert rc == 0 and (out / "model.json").exists() and not (out / "lugre_model.json").exists()
