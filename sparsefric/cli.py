@@ -23,7 +23,7 @@ import pandas as pd
 
 from sparsefric import __version__
 from sparsefric.errors import SparsefricError
-from sparsefric.report import summary_dict, write_report
+from sparsefric.report import write_report
 
 EXIT_USAGE = 2
 #: Longest open-loop simulation [s] (10⁷ samples at 1 kHz).
@@ -244,17 +244,17 @@ def _run_identify(args: argparse.Namespace) -> int:
     _check_out_dir(out)
     fitted = {m: _estimator(args, m).fit(train, validate=validate) for m in models}
 
+    summaries: dict[str, dict] = {}
+
     def work(stage: Path) -> None:
         for name, est in fitted.items():
             target = stage / name if len(fitted) > 1 else stage
             target.mkdir(exist_ok=True)
-            _write_results(est, target, train, validate, test)
+            summaries[name] = _write_results(est, target, train, validate, test)
 
     _staged(out, work)
     if args.json:
-        summary = {name: summary_dict(est, train, validate, test)
-                   for name, est in fitted.items()}
-        print(json.dumps(summary if len(fitted) > 1 else summary[models[0]]))
+        print(json.dumps(summaries if len(fitted) > 1 else summaries[models[0]]))
     elif not args.quiet:
         for name, est in fitted.items():
             _print_terms(est, f"[model {name}] " if len(fitted) > 1 else "")

@@ -211,9 +211,9 @@ class SparseFric:
         if bad := errors(self.findings_):
             raise SparsefricError(bad[0].message)
         static_only = self.static_only or forces_static(self.findings_)
-        rigid_cols = [i for i, t in enumerate(library.terms())
-                      if t.kind in ("inertia", "gravity_cos", "gravity_sin", "offset")]
-        self.window_ = choose_window(prep, library.evaluate(prep.signals, 0.0)[0][:, rigid_cols])
+        rigid = [t.kind in ("inertia", "gravity_cos", "gravity_sin", "offset")
+                 for t in library.terms()]
+        self.window_ = choose_window(prep, library.select(rigid).evaluate(prep.signals, 0.0)[0])
         self.sliding_ = prep.sliding_mask(self.window_)
         if self.sliding_.sum() < 20:
             raise SparsefricError("the training data have almost no sliding motion: the joint "
