@@ -115,12 +115,16 @@ class JointModel:
         return self.rigid_body_torque(q, qdd) + self.friction_torque(qd, dt, z0)
 
     def breakaway_torque(self, v_max: float = 2.0) -> float:
-        """Largest steady-state friction [N·m] for 0 < q̇ ≤ ``v_max`` below the first minimum."""
+        """Break-away torque [N·m]: the first peak of the static curve over 10⁻⁴ ≤ q̇ ≤ v_max.
+
+        With sign(q̇) (model A) the curve falls from g(0⁺) = f_c + ΣA, so this is its value as
+        q̇ → 0⁺; with tanh(K q̇) (model B) it rises from 0 to the Stribeck peak first. A curve that
+        only rises (no Stribeck effect) gives its value at the smallest speed.
+        """
         v = np.geomspace(1e-4, v_max, 4000)
         curve = self.static_friction(v)
-        rising = np.flatnonzero(np.diff(curve) > 0)
-        stop = rising[0] + 1 if rising.size else v.size
-        return float(np.max(curve[: max(stop, 1)]))
+        falling = np.flatnonzero(np.diff(curve) < 0)
+        return float(curve[falling[0]] if falling.size else curve[0])
 
     def _repr_html_(self) -> str:
         """Jupyter display (:func:`sparsefric.display.model_html`)."""
