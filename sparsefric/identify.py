@@ -244,7 +244,7 @@ class SparseFric:
         if static_only and not self.static_only:
             self.convergence_reason_ = "static model only: the data cannot identify σ0, σ1"
         if not static_only:
-            self._fit_lugre(prep, val, library)
+            self._fit_lugre(prep, val, library, static)
         return self
 
     def _provenance(self, run: IterationResult | None = None) -> dict:
@@ -283,18 +283,21 @@ class SparseFric:
                                                        self.sweep_.best.theta)
         return self._split(sub, res)
 
-    def _first_outer(self, prep: Prepared, library: FeatureLibrary) -> _Split:
+    def _first_outer(self, prep: Prepared, library: FeatureLibrary, static: _Split) -> _Split:
         """Outer iteration 1: λ = 0 on the selected columns with ż = 0; freezes the rigid body.
 
         The Coulomb column joins the selection: g(q̇) must keep a positive level in the LuGre
-        steps.
+        steps. When step 1 already selected it, this is the static refit ``static`` itself.
         """
-        support = self.sweep_.best.support | np.array(
-            [t.kind == "coulomb" for t in library.terms()])
-        return self._refit_static(library, support, *prep.subset(self.sliding_))
+        coulomb = np.array([t.kind == "coulomb" for t in library.terms()])
+        support = self.sweep_.best.support
+        if (support & coulomb).any():
+            return static
+        return self._refit_static(library, support | coulomb, *prep.subset(self.sliding_))
 
-    def _fit_lugre(self, prep: Prepared, val: Prepared | None, library: FeatureLibrary) -> None:
-        first = self._first_outer(prep, library)
+    def _fit_lugre(self, prep: Prepared, val: Prepared | None, library: FeatureLibrary,
+                   static: _Split) -> None:
+        first = self._first_outer(prep, library, static)
         rigid = self._joint_model(first).with_(coulomb=0.0, stribeck=(), viscous=())
         tau_c = prep.tau - rigid.rigid_body_torque(prep.signals.q, prep.signals.qdd)
         structure = Structure(tuple(p for p, _ in first.viscous),

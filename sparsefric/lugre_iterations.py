@@ -19,7 +19,7 @@ dynamics and must stay positive at all speeds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from sparsefric.feature_library import (
     StribeckLibrary,
     ViscousLibrary,
 )
-from sparsefric.lugre import FrictionParams, integrate_z, stribeck_g
+from sparsefric.lugre import FrictionParams, integrate_z, lugre_torque, stribeck_g
 from sparsefric.optimizers.sr3 import GramCache, SR3Newton
 
 
@@ -98,11 +98,10 @@ def _viscous_columns(qd: np.ndarray, powers: tuple[int, ...]) -> np.ndarray:
 
 def prediction_error(params: FrictionParams, x: Signals, tau_c: np.ndarray,
                      bounds: list[tuple[int, int]], dt: list[float]) -> float:
-    """‖τ_c − τ̂_f‖ of the LuGre model integrated along the training trajectories [N·m]."""
-    z, zd = integrate_all(x.qd, bounds, dt, params)
-    visc = _viscous_columns(x.qd, tuple(int(p) for p in params.powers)) @ params.coefficients
-    r = tau_c - (params.sigma0 * z + params.sigma1 * zd + visc)
-    return float(np.linalg.norm(r))
+    """‖τ_c − τ̂_f‖ of the LuGre model integrated along each trajectory [N·m]."""
+    tau_f = np.concatenate([lugre_torque(x.qd[a:b], h, params)
+                            for (a, b), h in zip(bounds, dt, strict=True)])
+    return float(np.linalg.norm(tau_c - tau_f))
 
 
 def inner_loop(params: FrictionParams, x: Signals, tau_c: np.ndarray,
@@ -126,15 +125,9 @@ def inner_loop(params: FrictionParams, x: Signals, tau_c: np.ndarray,
         sigma0 = s0 * coef[0]
         if not (np.isfinite(sigma0) and sigma0 > 0):
             break
-        current = _replace(current, sigma0=sigma0, sigma1=s0 * coef[1],
+        current = replace(current, sigma0=sigma0, sigma1=s0 * coef[1],
                            coefficients=coef[2:].copy())
     return best, best_err, best_xi_u, it
-
-
-def _replace(p: FrictionParams, **kw) -> FrictionParams:
-    values = {f: getattr(p, f) for f in p.__dataclass_fields__}
-    values.update(kw)
-    return FrictionParams(**values)
 
 
 def outer_library(structure: Structure) -> FeatureLibrary:
@@ -155,7 +148,7 @@ def params_from_coefficients(params: FrictionParams, structure: Structure,
                              coef: np.ndarray, omega: float) -> FrictionParams:
     """Friction parameters from step-2 coefficients [viscous…, f_c, A…, σ1]."""
     n_v, n_s = len(structure.powers), len(structure.deltas)
-    return _replace(params, powers=np.array(structure.powers, dtype=float),
+    return replace(params, powers=np.array(structure.powers, dtype=float),
                     coefficients=coef[:n_v].copy(), coulomb=float(coef[n_v]),
                     deltas=np.array(structure.deltas, dtype=float),
                     amplitudes=coef[n_v + 1:n_v + 1 + n_s].copy(), stribeck_velocity=omega,
