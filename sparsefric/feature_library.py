@@ -125,6 +125,15 @@ class FeatureLibrary:
         """Θ and its θ-derivatives up to ``order`` (0, 1 or 2), each of shape (n, p)."""
         raise NotImplementedError
 
+    def combine(self, x: Signals, theta: float, coef: np.ndarray,
+                order: int = 0) -> list[np.ndarray]:
+        """Θξ and its θ-derivatives ∂ᵏ(Θξ)/∂θᵏ up to ``order``, each of shape (n,).
+
+        What Newton needs; libraries override it where the weighted sum is cheaper than the
+        columns (the Stribeck exponentials).
+        """
+        return [M @ coef for M in self.evaluate(x, theta, order)]
+
     def select(self, mask: Sequence[bool]) -> FeatureLibrary:
         """The library restricted to the columns where ``mask`` is true."""
         return _Selected(self, np.asarray(mask, dtype=bool))
@@ -180,8 +189,21 @@ class ConcatLibrary(FeatureLibrary):
     def evaluate(self, x: Signals, theta: float, order: int = 0) -> list[np.ndarray]:
         if not self.libraries:
             return [np.zeros((len(x), 0))] * (order + 1)
+        if len(self.libraries) == 1:
+            return self.libraries[0].evaluate(x, theta, order)
         parts = [lib.evaluate(x, theta, order) for lib in self.libraries]
         return [np.hstack([p[i] for p in parts]) for i in range(order + 1)]
+
+    def combine(self, x: Signals, theta: float, coef: np.ndarray,
+                order: int = 0) -> list[np.ndarray]:
+        out = [np.zeros(len(x)) for _ in range(order + 1)]
+        start = 0
+        for lib in self.libraries:
+            stop = start + len(lib)
+            for acc, part in zip(out, lib.combine(x, theta, coef[start:stop], order), strict=True):
+                acc += part
+            start = stop
+        return out
 
 
 class RigidBodyLibrary(FeatureLibrary):
@@ -281,44 +303,63 @@ class StribeckLibrary(FeatureLibrary):
                      force, "stribeck", d) for d in self.deltas]
         return out
 
-    def evaluate(self, x: Signals, theta: float, order: int = 0) -> list[np.ndarray]:
+    def _multiplier(self, x: Signals) -> np.ndarray:
         m = x.multiplier if x.multiplier is not None else sign_function(x.qd, self.tanh_k)
+        return np.ascontiguousarray(m, dtype=np.float64)
+
+    def evaluate(self, x: Signals, theta: float, order: int = 0) -> list[np.ndarray]:
+        m = self._multiplier(x)
         n, k = len(x), len(self.deltas)
-        out = list(_stribeck_columns(x.log_speed, np.ascontiguousarray(m, dtype=np.float64),
-                                     float(theta), np.asarray(self.deltas, dtype=np.float64),
-                                     order))[: order + 1]
+        out = list(_stribeck(x.log_speed, m, float(theta),
+                             np.asarray(self.deltas, dtype=np.float64), np.ones(k), False,
+                             order))[: order + 1]
         if self.coulomb:
             first = [m[:, None]] + [np.zeros((n, 1))] * order
             out = [np.hstack([f, o]) for f, o in zip(first, out, strict=True)]
         assert out[0].shape == (n, k + int(self.coulomb))
         return out
 
+    def combine(self, x: Signals, theta: float, coef: np.ndarray,
+                order: int = 0) -> list[np.ndarray]:
+        m = self._multiplier(x)
+        first = int(self.coulomb)
+        out = [v[:, 0] for v in _stribeck(
+            x.log_speed, m, float(theta), np.asarray(self.deltas, dtype=np.float64),
+            np.ascontiguousarray(coef[first:], dtype=np.float64), True, order)[: order + 1]]
+        if self.coulomb:
+            out[0] = out[0] + coef[0] * m
+        return out
+
 
 @numba.njit(cache=True)
-def _stribeck_columns(log_speed, m, theta, deltas, order):
+def _stribeck(log_speed, m, theta, deltas, weights, summed, order):
     """m·E, ∂θ(m·E), ∂²θ(m·E) with E = exp(−u), u = exp(δ(ln|q̇| − θ)), in one pass.
 
+    Column j is scaled by ``weights[j]``; with ``summed`` the columns are added into one (n, 1)
+    column (Θξ and its derivatives for Newton, without the n×k matrices).
     Fused and compiled because the Newton and multi-start loops evaluate these columns thousands
     of times; numpy would allocate five n×k temporaries per call. E underflows to 0 for u > 745,
     which at high speed is most of the entries: those skip both exponentials.
     """
     n, k = log_speed.shape[0], deltas.shape[0]
-    E0 = np.zeros((n, k))
-    E1 = np.zeros((n, k)) if order >= 1 else np.zeros((0, k))
-    E2 = np.zeros((n, k)) if order >= 2 else np.zeros((0, k))
+    width = 1 if summed else k
+    E0 = np.zeros((n, width))
+    E1 = np.zeros((n, width)) if order >= 1 else np.zeros((0, width))
+    E2 = np.zeros((n, width)) if order >= 2 else np.zeros((0, width))
     for i in range(n):
         lx = log_speed[i] - theta
         for j in range(k):
             a = lx * deltas[j]
             if a > 6.62:  # u = e^a > 750: E = 0 in double precision
                 continue
+            c = 0 if summed else j
             u = np.exp(a)
-            e = np.exp(-u) * m[i]
-            E0[i, j] = e
+            e = np.exp(-u) * m[i] * weights[j]
+            E0[i, c] += e
             if order >= 1:
-                E1[i, j] = deltas[j] * u * e
+                E1[i, c] += deltas[j] * u * e
             if order >= 2:
-                E2[i, j] = deltas[j] * deltas[j] * u * (u - 1.0) * e
+                E2[i, c] += deltas[j] * deltas[j] * u * (u - 1.0) * e
     return E0, E1, E2
 
 

@@ -16,7 +16,15 @@ from sparsefric.feature_library import (
     ViscousLibrary,
     static_library,
 )
-from sparsefric.optimizers.sr3 import GramCache, SR3Newton, l0_weight, newton_terms, sr3_gram
+from sparsefric.optimizers.sr3 import (
+    GramCache,
+    SR3Newton,
+    _sr3_iterate,
+    l0_weight,
+    newton_terms,
+    prox_l0_nonneg,
+    sr3_gram,
+)
 
 
 def _signals(n=4000, seed=0):
@@ -83,3 +91,24 @@ def test_threshold_drops_small_terms_and_keeps_signs():
     kinds = [t.kind for t in lib.terms()]
     assert all(c >= 0 for c, k in zip(res.coef, kinds, strict=True)
                if k in ("coulomb", "stribeck"))
+
+
+def test_compiled_prox_matches_the_pysindy_based_prox():
+    rng = np.random.default_rng(3)
+    xi = rng.normal(size=40)
+    nonneg, keep = rng.random(40) < 0.4, rng.random(40) < 0.2
+    lam_nu = 0.3
+    cut = np.sqrt(2 * lam_nu)
+    _, W, _, _ = _sr3_iterate(np.eye(40), xi, 0.01, cut, np.zeros(40), nonneg, keep,
+                              np.zeros((0, 40), bool), 0, 1)
+    np.testing.assert_array_equal(W, prox_l0_nonneg(xi, lam_nu, nonneg, keep))
+    assert (W == 0).sum() > 10 and (W != 0).sum() > 10  # both branches exercised
+
+
+def test_weighted_sum_matches_the_columns():
+    x = _signals()
+    lib = static_library()
+    coef = np.random.default_rng(4).normal(size=len(lib))
+    for got, cols in zip(lib.combine(x, np.log(0.05), coef, 2),
+                         lib.evaluate(x, np.log(0.05), 2), strict=True):
+        np.testing.assert_allclose(got, cols @ coef, rtol=1e-10, atol=1e-10)
