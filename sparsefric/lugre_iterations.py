@@ -30,7 +30,13 @@ from sparsefric.feature_library import (
     StribeckLibrary,
     ViscousLibrary,
 )
-from sparsefric.lugre import FrictionParams, integrate_z, lugre_torque, stribeck_g
+from sparsefric.lugre import (
+    FrictionParams,
+    integrate_z,
+    lugre_torque,
+    stribeck_g,
+    viscous_torque,
+)
 from sparsefric.optimizers.sr3 import GramCache, SR3Newton
 
 
@@ -97,20 +103,39 @@ def _viscous_columns(qd: np.ndarray, powers: tuple[int, ...]) -> np.ndarray:
 
 
 def prediction_error(params: FrictionParams, x: Signals, tau_c: np.ndarray,
-                     bounds: list[tuple[int, int]], dt: list[float]) -> float:
-    """‖τ_c − τ̂_f‖ of the LuGre model integrated along each trajectory [N·m]."""
-    tau_f = np.concatenate([lugre_torque(x.qd[a:b], h, params)
-                            for (a, b), h in zip(bounds, dt, strict=True)])
+                     bounds: list[tuple[int, int]], dt: list[float],
+                     z_zd: tuple[np.ndarray, np.ndarray] | None = None) -> float:
+    """‖τ_c − τ̂_f‖ of the LuGre model integrated along each trajectory [N·m].
+
+    ``z_zd``: z and ż of ``params`` if already integrated (:func:`integrate_all`).
+    """
+    if z_zd is None:
+        tau_f = np.concatenate([lugre_torque(x.qd[a:b], h, params)
+                                for (a, b), h in zip(bounds, dt, strict=True)])
+    else:
+        tau_f = params.sigma0 * z_zd[0] + params.sigma1 * z_zd[1] + viscous_torque(x.qd, params)
     return float(np.linalg.norm(tau_c - tau_f))
+
+
+@dataclass(frozen=True)
+class InnerResult:
+    """The best model of an inner loop, with its z [rad] and ż [rad/s] along the data."""
+
+    params: FrictionParams
+    error: float  #: regression error E_τ [N·m] of the fit with these z, ż
+    xi_u: float  #: ξ_u of that fit
+    iterations: int
+    z: np.ndarray
+    zd: np.ndarray
 
 
 def inner_loop(params: FrictionParams, x: Signals, tau_c: np.ndarray,
                bounds: list[tuple[int, int]], dt: list[float],
-               max_inner: int = 50) -> tuple[FrictionParams, float, float, int]:
-    """Step 3. Returns (best params, their regression error E_τ, ξ_u of that fit, iterations)."""
+               max_inner: int = 50) -> InnerResult:
+    """Step 3: integrate z, fit [u, u̇, viscous], update σ0 ← σ0 ξ_u until the error rises."""
     powers = tuple(int(p) for p in params.powers)
     visc = _viscous_columns(x.qd, powers)
-    best, best_err, best_xi_u = params, np.inf, np.nan
+    best = InnerResult(params, np.inf, np.nan, 0, np.zeros_like(x.qd), np.zeros_like(x.qd))
     current = params
     it = 0
     for it in range(1, max_inner + 1):  # noqa: B007
@@ -119,15 +144,15 @@ def inner_loop(params: FrictionParams, x: Signals, tau_c: np.ndarray,
         A = np.column_stack([s0 * z, s0 * zd, visc])
         coef = _lstsq(A, tau_c)
         err = float(np.linalg.norm(A @ coef - tau_c))
-        if not err < best_err:
+        if not err < best.error:
             break
-        best, best_err, best_xi_u = current, err, float(coef[0])
+        best = InnerResult(current, err, float(coef[0]), 0, z, zd)
         sigma0 = s0 * coef[0]
         if not (np.isfinite(sigma0) and sigma0 > 0):
             break
         current = replace(current, sigma0=sigma0, sigma1=s0 * coef[1],
                            coefficients=coef[2:].copy())
-    return best, best_err, best_xi_u, it
+    return replace(best, iterations=it)
 
 
 def outer_library(structure: Structure) -> FeatureLibrary:
@@ -137,9 +162,11 @@ def outer_library(structure: Structure) -> FeatureLibrary:
 
 
 def dynamic_signals(params: FrictionParams, x: Signals, bounds: list[tuple[int, int]],
-                    dt: list[float]) -> Signals:
-    """Signals with the step-2 multiplier m = σ0 z/g(q̇) and ż of ``params``."""
-    z, zd = integrate_all(x.qd, bounds, dt, params)
+                    dt: list[float],
+                    z_zd: tuple[np.ndarray, np.ndarray] | None = None) -> Signals:
+    """Signals with the step-2 multiplier m = σ0 z/g(q̇) and ż of ``params`` (integrated here
+    unless given as ``z_zd``)."""
+    z, zd = integrate_all(x.qd, bounds, dt, params) if z_zd is None else z_zd
     m = params.sigma0 * z / stribeck_g(x.qd, params)
     return Signals(x.q, x.qd, x.qdd, multiplier=m, extra={"zdot": zd})
 
@@ -156,9 +183,10 @@ def params_from_coefficients(params: FrictionParams, structure: Structure,
 
 
 def outer_fit(params: FrictionParams, structure: Structure, x: Signals, tau_c: np.ndarray,
-              bounds: list[tuple[int, int]], dt: list[float], nu: float) -> FrictionParams:
+              bounds: list[tuple[int, int]], dt: list[float], nu: float,
+              z_zd: tuple[np.ndarray, np.ndarray] | None = None) -> FrictionParams:
     """Step 2: refit g(q̇), τ_v and σ1 with the ż of ``params``; Newton updates of Ω_s."""
-    signals = dynamic_signals(params, x, bounds, dt)
+    signals = dynamic_signals(params, x, bounds, dt, z_zd)
     library = outer_library(structure)
     res = SR3Newton(threshold=0.0, nu=nu).fit(GramCache(library, signals, tau_c),
                                                np.log(params.stribeck_velocity))
@@ -182,8 +210,9 @@ def run_iterations(start: FrictionParams, structure: Structure, x: Signals, tau_
     converged = False
     for k in range(1, max_outer + 1):
         sigma0_old = params.sigma0
-        params, err, xi_u, n_inner = inner_loop(params, x, tau_c, bounds, dt, max_inner)
-        pred = prediction_error(params, x, tau_c, bounds, dt)
+        inner = inner_loop(params, x, tau_c, bounds, dt, max_inner)
+        params, err, xi_u, n_inner = inner.params, inner.error, inner.xi_u, inner.iterations
+        pred = prediction_error(params, x, tau_c, bounds, dt, (inner.z, inner.zd))
         history.append({"outer": k, "error_rel": err / tau_norm, "prediction_error_rel":
                         pred / tau_norm, "xi_u": xi_u, "sigma0": params.sigma0,
                         "sigma1": params.sigma1, "omega_s": params.stribeck_velocity,
@@ -200,7 +229,7 @@ def run_iterations(start: FrictionParams, structure: Structure, x: Signals, tau_
                       f"σ0 stalled at {params.sigma0:.4g} N·m/rad with ξ_u = {xi_u:.3f} ≠ 1: "
                       "the training error rose at every update")
             break
-        params = outer_fit(params, structure, x, tau_c, bounds, dt, nu)
+        params = outer_fit(params, structure, x, tau_c, bounds, dt, nu, (inner.z, inner.zd))
         if not np.all(stribeck_g(x.qd, params) > 0):
             reason = "g(q̇) became non-positive; kept the last valid model"
             break
