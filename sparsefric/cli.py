@@ -110,7 +110,8 @@ def _identify_parser(sub) -> None:
     p.add_argument("--omega-starts", type=_float_list, default=None,
                    help="initial Ω_s values [rad/s], comma-separated")
     p.add_argument("--sigma0-starts", type=_float_list, default=None,
-                   help="initial σ0 values [N·m/rad], comma-separated")
+                   help="initial σ0 values [N·m/rad or N/m], comma-separated "
+                   "(default: scaled from the step-1 break-away level)")
     p.add_argument("--nu", type=_positive_float, default=0.01, help="SR3 relaxation ν")
     p.add_argument("--aic-parts", type=int, default=None, help="m of AICc")
     p.add_argument("--presliding-distance", type=_positive_float, default=None,
@@ -123,14 +124,14 @@ def _identify_parser(sub) -> None:
 
 
 def _estimator(args: argparse.Namespace, model: str):
-    from sparsefric.identify import DEFAULT_OMEGA_STARTS, DEFAULT_SIGMA0_STARTS, SparseFric
+    from sparsefric.identify import DEFAULT_OMEGA_STARTS, SparseFric
 
     if args.aic_parts is not None and args.aic_parts < 10:
         raise SparsefricError(f"--aic-parts must be at least 10, got {args.aic_parts}")
     return SparseFric(axis=args.axis, model=model, tanh_k=args.tanh_k, library=args.library,
                       offset=args.offset, nu=args.nu, aic_parts=args.aic_parts,
                       omega_starts=args.omega_starts or DEFAULT_OMEGA_STARTS,
-                      sigma0_starts=args.sigma0_starts or DEFAULT_SIGMA0_STARTS,
+                      sigma0_starts=args.sigma0_starts,
                       static_only=args.static_only, differentiation=args.differentiation,
                       regularization=args.regularization, cutoff_hz=args.cutoff_hz,
                       presliding_distance=args.presliding_distance,

@@ -43,7 +43,13 @@ PAPER_SPLIT = {"train": (0.127, 2.13), "validate": (0.03, 1.75), "test": (0.81, 
 
 @dataclass(frozen=True)
 class MoveSpec:
-    """One back-and-forth trajectory: target velocity [rad/s] and the geometry of the moves."""
+    """One back-and-forth trajectory: target velocity [rad/s] and the geometry of the moves.
+
+    ``scale`` multiplies every length of the geometry (range, accelerations, the 0.5 rad/s that
+    separates slow from fast moves) for a joint whose velocities are scaled the same way — e.g.
+    0.1 for a linear axis in m/s — so that the timing of the moves (acceleration phases, passes)
+    stays that of the paper's experiment.
+    """
 
     velocity: float
     q_low: float = -0.6
@@ -51,6 +57,7 @@ class MoveSpec:
     max_pass_s: float = 7.0
     slow_acceleration: float = 4.0
     fast_acceleration: float = 8.0
+    scale: float = 1.0
 
     def geometry(self) -> tuple[float, float, float, int]:
         """(q_low [rad], q_high [rad], acceleration [rad/s²], cycles) for this velocity.
@@ -58,16 +65,20 @@ class MoveSpec:
         Slow moves are shortened so that one pass lasts at most ``max_pass_s``; fast moves are
         repeated so that every trajectory has comparable duration.
         """
-        span = min(self.q_high - self.q_low, self.velocity * self.max_pass_s)
-        acc = self.slow_acceleration if self.velocity < 0.5 else self.fast_acceleration
-        cycles = 1 if self.velocity < 0.5 else 2
-        return self.q_low, self.q_low + span, acc, cycles
+        k = self.scale
+        span = min(k * (self.q_high - self.q_low), self.velocity * self.max_pass_s)
+        fast = self.velocity >= 0.5 * k
+        acc = k * (self.fast_acceleration if fast else self.slow_acceleration)
+        return k * self.q_low, k * self.q_low + span, acc, 2 if fast else 1
 
 
 def paper_experiment(model: JointModel, split: dict[str, tuple[float, ...]] = PAPER_SPLIT, *,
                      sensors: Sensors = Sensors(), controller: Controller = Controller(),
-                     substeps: int = 10) -> dict[str, list[Trajectory]]:
+                     substeps: int = 10, scale: float = 1.0) -> dict[str, list[Trajectory]]:
     """Simulate every trajectory of ``split``; returns ``{"train": [...], ...}``.
+
+    ``scale``: the :class:`MoveSpec` length scale (1 for the paper's revolute joint; pass the
+    same factor the velocities of ``split`` were scaled by).
 
     Each trajectory gets its own noise seed derived from ``sensors.seed`` and its position in the
     split, so the set is reproducible and its noise independent between trajectories.
@@ -76,7 +87,7 @@ def paper_experiment(model: JointModel, split: dict[str, tuple[float, ...]] = PA
     for i, (role, velocities) in enumerate(split.items()):
         out[role] = []
         for j, v in enumerate(velocities):
-            q_low, q_high, acc, cycles = MoveSpec(v).geometry()
+            q_low, q_high, acc, cycles = MoveSpec(v, scale=scale).geometry()
             seeded = Sensors(sensors.encoder_resolution, sensors.position_noise,
                              sensors.torque_noise, sensors.seed * 1000 + 10 * i + j)
             out[role].append(simulate_moves(

@@ -39,8 +39,23 @@ from sparsefric.selection import SweepResult, collinear_pairs, sweep, thin
 #: Initial Ω_s [rad/s] of the multi-start: five values like the main paper's, log-spaced over its
 #: range 0.002–0.02 widened upwards by one decade (other joints' Stribeck velocities differ).
 DEFAULT_OMEGA_STARTS = (0.002, 0.0063, 0.02, 0.063, 0.2)
-#: Initial σ0 [N·m/rad] of the multi-start (the main paper's values).
+#: Initial σ0 [N·m/rad] of the multi-start (the main paper's values, for its joint).
 DEFAULT_SIGMA0_STARTS = (1e3, 5e3, 1e4, 5e4, 1e5)
+#: Pre-sliding deflections z_ss = g(0)/σ0 [rad or m] behind the default σ0 starts. For a joint
+#: with g(0) = 25 N·m (data/example, the scale of the paper's joint) they give the paper's starts
+#: 1e3 … 1e5 N·m/rad, i.e. deflections of 0.25–25 mrad; a start scaled with g(0) carries that
+#: physics to weaker or stronger joints. Linear guides and screws deflect 2.5–250 µm before they
+#: slide, so for a prismatic axis the deflections are 100× smaller in metres (σ0 ~ 10⁵–10⁷ N/m).
+PRESLIDING_DEFLECTIONS = {"revolute": tuple(25.0 / s for s in DEFAULT_SIGMA0_STARTS),
+                          "prismatic": tuple(0.25 / s for s in DEFAULT_SIGMA0_STARTS)}
+
+
+def default_sigma0_starts(g0: float, axis: str) -> tuple[float, ...]:
+    """σ0 starts [N·m/rad or N/m] g(0)/z_ss for the :data:`PRESLIDING_DEFLECTIONS` of ``axis``.
+
+    ``g0`` is the static break-away level f_c + Σ A_i [N·m or N] of step 1.
+    """
+    return tuple(float(g0) / d for d in PRESLIDING_DEFLECTIONS[axis])
 
 
 @dataclass(frozen=True)
@@ -79,8 +94,11 @@ class SparseFric:
         Thresholds [N·m RMS] of the λ sweep (default: automatic).
     aic_parts : int, optional
         m of AICc (default: max(10, 4(p + 2))).
-    omega_starts, sigma0_starts : tuple of float
-        Multi-start values of Ω_s [rad/s] and σ0 [N·m/rad].
+    omega_starts : tuple of float
+        Multi-start values of Ω_s [rad/s].
+    sigma0_starts : tuple of float, optional
+        Multi-start values of σ0 [N·m/rad or N/m]; default :func:`default_sigma0_starts` of the
+        step-1 g(0) (the paper's 1e3 … 1e5 for a 25 N·m joint).
     static_only : bool
         Stop after step 1.
     differentiation : str
@@ -110,7 +128,7 @@ class SparseFric:
                  nu: float = 0.01, thresholds: np.ndarray | None = None,
                  aic_parts: int | None = None,
                  omega_starts: tuple[float, ...] = DEFAULT_OMEGA_STARTS,
-                 sigma0_starts: tuple[float, ...] = DEFAULT_SIGMA0_STARTS,
+                 sigma0_starts: tuple[float, ...] | None = None,
                  static_only: bool = False, differentiation: str = "tv",
                  regularization: float | None = None, cutoff_hz: float | None = None,
                  presliding_distance: float | None = None, max_outer: int = 30,
@@ -187,7 +205,8 @@ class SparseFric:
         if not trajectories:
             raise SparsefricError("no training trajectories given")
         # The regressions are many small BLAS calls: threads only add contention.
-        steps = 2 if self.static_only else 2 + len(self.sigma0_starts) + int(self.refine)
+        n_starts = len(self.sigma0_starts or DEFAULT_SIGMA0_STARTS)
+        steps = 2 if self.static_only else 2 + n_starts + int(self.refine)
         with threadpool_limits(1), tqdm(total=steps, disable=not self.progress, leave=False,
                                         unit="step", desc="differentiation") as bar:
             self._bar = bar
@@ -304,7 +323,8 @@ class SparseFric:
                               tuple(d for d, _ in first.stribeck), self._k)
         tau_norm = float(np.linalg.norm(prep.tau))
         runs = []
-        for s0 in self.sigma0_starts:
+        self.sigma0_starts_ = self._sigma0_starts(first)
+        for s0 in self.sigma0_starts_:
             start = FrictionParams(
                 first.coulomb, first.omega, np.array([d for d, _ in first.stribeck]),
                 np.array([a for _, a in first.stribeck]),
@@ -314,7 +334,7 @@ class SparseFric:
                                        prep.dt, nu=self.nu, max_outer=self.max_outer,
                                        max_inner=self.max_inner, tol=self.tol,
                                        tau_norm=tau_norm))
-            self._step("refinement" if len(runs) == len(self.sigma0_starts) else
+            self._step("refinement" if len(runs) == len(self.sigma0_starts_) else
                        "steps 2–3: LuGre iterations")
         best = select_run(runs)
         if self.refine:
@@ -333,6 +353,12 @@ class SparseFric:
         self.convergence_reason_ = best.reason
         self.xi_u_ = float(best.history[-1]["xi_u"]) if best.history else float("nan")
         self.sigma0_init_ = best.sigma0_init
+
+    def _sigma0_starts(self, first: _Split) -> tuple[float, ...]:
+        if self.sigma0_starts is not None:
+            return tuple(self.sigma0_starts)
+        g0 = first.coulomb + sum(a for _, a in first.stribeck)
+        return default_sigma0_starts(g0 if g0 > 0 else 25.0, self.axis)  # 25: the paper's
 
     def _refine(self, best: IterationResult, structure: Structure, prep: Prepared,
                 val: Prepared | None, tau_c: np.ndarray, rigid: JointModel,

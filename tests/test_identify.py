@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sparsefric.data import load_trajectories
-from sparsefric.identify import SparseFric
+from sparsefric.identify import DEFAULT_SIGMA0_STARTS, SparseFric, default_sigma0_starts
 
 from .conftest import EMPS
 
@@ -57,7 +57,7 @@ def test_dynamic_model_predicts_test_data_at_the_noise_floor(fitted, example, tr
 
 
 def test_every_sigma0_start_converges_or_says_why(fitted):
-    assert len(fitted.runs_) == len(fitted.sigma0_starts)
+    assert len(fitted.runs_) == len(fitted.sigma0_starts_)
     for run in fitted.runs_:
         assert run.reason and run.history
         if not run.converged:
@@ -109,3 +109,14 @@ def test_collinear_columns_are_reported():
     est.fit([Trajectory(t, q, tau, qd=qd, qdd=np.gradient(qd, t))])
     assert ("cos(q)", "1") in [(a, b) for a, b, _ in est.collinear_]
     assert any("nearly collinear" in w for w in est.warnings_)
+
+
+def test_default_sigma0_starts_scale_with_the_breakaway_level(fitted):
+    assert default_sigma0_starts(25.0, "revolute") == pytest.approx(DEFAULT_SIGMA0_STARTS)
+    # a linear guide deflects ~µm before sliding: σ0 starts 100× stiffer per metre
+    assert default_sigma0_starts(25.0, "prismatic") == pytest.approx(
+        [100 * s for s in DEFAULT_SIGMA0_STARTS])
+    g0 = fitted.static_model_.coulomb + sum(a for _, a in fitted.static_model_.stribeck)
+    assert fitted.sigma0_starts_ == pytest.approx(default_sigma0_starts(g0, "revolute"), rel=0.2)
+    # on data/example g(0) ≈ 25 N·m: the paper's starts
+    assert fitted.sigma0_starts_ == pytest.approx(DEFAULT_SIGMA0_STARTS, rel=0.15)

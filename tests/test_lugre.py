@@ -60,3 +60,28 @@ def test_default_start_is_the_steady_state_of_the_first_velocity():
     np.testing.assert_allclose(z, z[-1], rtol=1e-9)  # no start-up transient
     assert np.max(np.abs(zd)) < 1e-9
     assert integrate_z(np.r_[1e-6, np.full(9, 0.3)], 1e-3, params())[0][0] == 0.0  # at rest
+
+
+def test_sigma0_polish_finds_the_stiffness_the_fixed_point_misses():
+    """From σ0 off by a factor 2, the 1-D search lands on the true σ0 of noise-free data.
+
+    (σ0 ← σ0 ξ_u barely moves there: ξ_u is within 1 % of 1 at both σ0.)"""
+    from dataclasses import replace
+
+    from sparsefric.experiment import EXAMPLE_TRUTH, paper_experiment
+    from sparsefric.feature_library import Signals
+    from sparsefric.lugre_iterations import polish_sigma0
+    from sparsefric.simulate import Sensors
+
+    tr = paper_experiment(EXAMPLE_TRUTH, {"train": (0.127,)},
+                          sensors=Sensors(position_noise=0.0, torque_noise=0.0))["train"][0]
+    qd, dt = tr.truth["qd_true"], float(tr.dt)
+    truth = EXAMPLE_TRUTH.friction
+    tau_c = lugre_torque(qd, dt, truth)
+    x = Signals(tr.q, qd, np.zeros_like(qd))
+    for factor in (0.5, 2.0):
+        found, err = polish_sigma0(replace(truth, sigma0=factor * truth.sigma0), x, tau_c,
+                                   [(0, len(qd))], [dt])
+        assert found.sigma0 == pytest.approx(truth.sigma0, rel=0.02)
+        assert found.sigma1 == pytest.approx(truth.sigma1, rel=0.1)
+        assert err < 1e-2 * np.linalg.norm(tau_c)
