@@ -169,6 +169,12 @@ class SparseFric:
                               deltas=self.deltas, tanh_k=self._k, offset=self.offset)
 
     def _prepare(self, trajectories: list[Trajectory]) -> Prepared:
+        """Differentiate ``trajectories``; the training and validation data of the last ``fit``
+        (the same Trajectory objects) are not differentiated again (the report needs them)."""
+        for seen, prep in getattr(self, "_prepared", ()):
+            if len(seen) == len(trajectories) and all(
+                    a is b for a, b in zip(seen, trajectories, strict=True)):
+                return prep
         return prepare(trajectories, method=self.differentiation,
                        regularization=self.regularization, cutoff_hz=self.cutoff_hz,
                        presliding_distance=self.presliding_distance)
@@ -215,6 +221,10 @@ class SparseFric:
             finally:
                 del self._bar  # keep the fitted estimator picklable
 
+    def __getstate__(self) -> dict:
+        # the prepared data are a cache for the report, not part of the fitted model
+        return {k: v for k, v in self.__dict__.items() if k != "_prepared"}
+
     def _step(self, next_desc: str) -> None:
         """Advance the progress bar and name the next step."""
         self._bar.update()
@@ -222,6 +232,7 @@ class SparseFric:
 
     def _fit(self, trajectories: list[Trajectory],
              validate: list[Trajectory] | None) -> SparseFric:
+        self._prepared: list[tuple[tuple[Trajectory, ...], Prepared]] = []
         prep = self._prepare(trajectories)
         library = self._library()
         has_stribeck = any(t.kind == "stribeck" for t in library.terms())
@@ -238,6 +249,8 @@ class SparseFric:
             raise SparsefricError("the training data have almost no sliding motion: the joint "
                                   "never moves far enough from its stops to identify friction")
         val = self._prepare(validate) if validate else None
+        self._prepared = [(tuple(trajectories), prep)] + (
+            [(tuple(validate), val)] if validate and val is not None else [])
         self._step("step 1: λ sweep")
         x_fit, tau_fit = prep.subset(self.sliding_)
         self.sweep_ = sweep(library, x_fit, tau_fit,

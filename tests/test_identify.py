@@ -120,3 +120,19 @@ def test_default_sigma0_starts_scale_with_the_breakaway_level(fitted):
     assert fitted.sigma0_starts_ == pytest.approx(default_sigma0_starts(g0, "revolute"), rel=0.2)
     # on data/example g(0) ≈ 25 N·m: the paper's starts
     assert fitted.sigma0_starts_ == pytest.approx(DEFAULT_SIGMA0_STARTS, rel=0.15)
+
+
+def test_the_fitted_data_are_differentiated_once(fitted, example, monkeypatch):
+    import pickle
+
+    import sparsefric.identify as identify
+
+    def fail(*a, **k):
+        raise AssertionError("differentiated again")
+
+    monkeypatch.setattr(identify, "prepare", fail)
+    train = fitted._prepare(example["train"])
+    assert fitted._prepare(example["validate"]) is not train
+    with pytest.raises(AssertionError, match="again"):
+        fitted._prepare(example["test"])
+    assert "_prepared" not in pickle.loads(pickle.dumps(fitted)).__dict__
