@@ -208,20 +208,8 @@ def _staged(out: Path, work: Callable[[Path], None]) -> None:
 
 
 def _model_lines(m) -> list[str]:
-    """The terms of a model with values and units, one per line."""
-    f, x = ("N·m", "rad") if m.axis == "revolute" else ("N", "m")
-    rows = [("I (inertia)", m.inertia, "kg·m²" if m.axis == "revolute" else "kg")]
-    if m.axis == "revolute":
-        rows += [("a_c (gravity cos q)", m.gravity_cos, f), ("a_s (gravity sin q)",
-                                                            m.gravity_sin, f)]
-    rows += [("offset", m.offset, f)] if m.offset else []
-    rows += [("f_c (Coulomb)", m.coulomb, f)]
-    rows += [(f"Stribeck δ = {d:g}", a, f) for d, a in m.stribeck]
-    rows += [("Ω_s (Stribeck velocity)", m.stribeck_velocity, f"{x}/s")] if m.stribeck else []
-    rows += [(f"viscous q̇^{p}", c, f"{f}·(s/{x})^{p}") for p, c in m.viscous]
-    if m.kind == "lugre":
-        rows += [("σ0", m.sigma0, f"{f}/{x}"), ("σ1", m.sigma1, f"{f}·s/{x}")]
-    return [f"  {name:<26} {value: .6g} {unit}" for name, value, unit in rows]
+    """The parameters of a model with values and units, one per line."""
+    return [f"  {name:<26} {value: .6g} {unit}" for name, unit, value in m.parameters()]
 
 
 def _print_terms(est, label: str) -> None:

@@ -17,9 +17,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import pandas as pd
-
-from sparsefric.model import JointModel
+from sparsefric.model import JointModel, parameter_table
 
 _STYLE = ("<style>.sparsefric table{border-collapse:collapse;font-size:0.9em;margin:0.3em 0}"
           ".sparsefric td,.sparsefric th{border:1px solid #ccc;padding:1px 6px;text-align:right}"
@@ -43,57 +41,9 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _units(axis: str) -> dict[str, str]:
-    if axis == "prismatic":
-        return {"tau": "N", "qd": "m/s", "inertia": "kg", "stiff": "N/m", "damp": "N·s/m",
-                "vel": "s/m"}
-    return {"tau": "N·m", "qd": "rad/s", "inertia": "kg·m²", "stiff": "N·m/rad",
-            "damp": "N·m·s/rad", "vel": "s/rad"}
-
-
-def _parameters(m: JointModel) -> list[tuple[str, str, float]]:
-    """(parameter, unit, value) of every term of ``m``."""
-    u = _units(m.axis)
-    rows = [("I (inertia)", u["inertia"], m.inertia)]
-    if m.axis == "revolute":
-        rows += [("a_c (gravity cos)", u["tau"], m.gravity_cos),
-                 ("a_s (gravity sin)", u["tau"], m.gravity_sin)]
-    rows += [("o (offset)", u["tau"], m.offset), ("f_c (Coulomb)", u["tau"], m.coulomb),
-             ("Ω_s (Stribeck velocity)", u["qd"], m.stribeck_velocity)]
-    rows += [(f"A (Stribeck, δ = {d:g})", u["tau"], a) for d, a in m.stribeck]
-    rows += [(f"c_{p} (viscous q̇^{p})",
-              f"{u['tau']}·{u['vel']}" if p == 1 else f"{u['tau']}·({u['vel']})^{p}", c)
-             for p, c in m.viscous]
-    if m.kind == "lugre":
-        rows += [("σ0 (bristle stiffness)", u["stiff"], m.sigma0),
-                 ("σ1 (bristle damping)", u["damp"], m.sigma1)]
-    return rows
-
-
-def parameter_rows(models: dict[str, JointModel]) -> pd.DataFrame:
-    """Parameters of several models side by side.
-
-    Parameters
-    ----------
-    models : dict of str to JointModel
-        Column label → model.
-
-    Returns
-    -------
-    DataFrame
-        Columns parameter, unit, then one per model (NaN where a model lacks the term).
-    """
-    table: dict[tuple[str, str], dict[str, float]] = {}
-    for label, m in models.items():
-        for name, unit, value in _parameters(m):
-            table.setdefault((name, unit), {})[label] = float(value)
-    return pd.DataFrame([{"parameter": n, "unit": u, **v} for (n, u), v in table.items()],
-                        columns=["parameter", "unit", *models])
-
-
 def model_html(model: JointModel) -> str:
     """A :class:`~sparsefric.model.JointModel` as an HTML table (parameter, unit, value)."""
-    rows = _parameters(model)
+    rows = model.parameters()
     return (f'{_STYLE}<div class="sparsefric"><b>JointModel</b> ({model.axis}, friction '
             f"{model.kind})" + _table(["parameter", "unit", "value"], rows) + "</div>")
 
@@ -150,7 +100,7 @@ def results_html(est) -> str:
     models = {"static": est.static_model_}
     if est.model_.kind == "lugre":
         models["dynamic"] = est.model_
-    params = parameter_rows(models)
+    params = parameter_table(models)
     active = est.terms_[est.terms_["active"]]
     return (f'{_STYLE}<div class="sparsefric"><b>SparseFric</b> ({est.model_.axis}, model '
             f"{html.escape(str(est.model))})" + _status(est) + _selection(est)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from sparsefric import lugre
 from sparsefric.atomic import write_text
@@ -125,6 +126,25 @@ class JointModel:
         curve = self.static_friction(v)
         falling = np.flatnonzero(np.diff(curve) < 0)
         return float(curve[falling[0]] if falling.size else curve[0])
+
+    def parameters(self) -> list[tuple[str, str, float]]:
+        """(parameter, unit, value) of every term, σ0 and σ1 for LuGre, the break-away torque
+        last: the one listing the report, the notebook display and the CLI print."""
+        u = units(self.axis)
+        rows = [("I (inertia)", u["inertia"], self.inertia)]
+        if self.axis == "revolute":
+            rows += [("a_c (gravity cos)", u["tau"], self.gravity_cos),
+                     ("a_s (gravity sin)", u["tau"], self.gravity_sin)]
+        rows += [("o (offset)", u["tau"], self.offset), ("f_c (Coulomb)", u["tau"], self.coulomb),
+                 ("Ω_s (Stribeck velocity)", u["qd"], self.stribeck_velocity)]
+        rows += [(f"A (Stribeck, δ = {d:g})", u["tau"], a) for d, a in self.stribeck]
+        rows += [(f"c_{p} (viscous q̇^{p})",
+                  f"{u['tau']}·{u['vel']}" if p == 1 else f"{u['tau']}·({u['vel']})^{p}", c)
+                 for p, c in self.viscous]
+        if self.kind == "lugre":
+            rows += [("σ0 (bristle stiffness)", u["stiff"], self.sigma0),
+                     ("σ1 (bristle damping)", u["damp"], self.sigma1)]
+        return rows + [("breakaway torque", u["tau"], self.breakaway_torque())]
 
     def _repr_html_(self) -> str:
         """Jupyter display (:func:`sparsefric.display.model_html`)."""
@@ -313,3 +333,34 @@ def _parse(data: Any, where: str) -> JointModel:
         sigma1=_number(fr, "sigma1", frw),
         extra={k: v for k, v in data.items() if k not in known},
     )
+
+
+def units(axis: str) -> dict[str, str]:
+    """Units of an axis: position ``q``, velocity ``qd``, torque ``tau``, ``inertia``, bristle
+    ``stiff``-ness and ``damp``-ing, and ``vel`` (the inverse velocity of viscous terms)."""
+    if axis == "prismatic":
+        return {"q": "m", "qd": "m/s", "tau": "N", "inertia": "kg", "stiff": "N/m",
+                "damp": "N·s/m", "vel": "s/m"}
+    return {"q": "rad", "qd": "rad/s", "tau": "N·m", "inertia": "kg·m²", "stiff": "N·m/rad",
+            "damp": "N·m·s/rad", "vel": "s/rad"}
+
+
+def parameter_table(models: dict[str, JointModel]) -> pd.DataFrame:
+    """Parameters of several models side by side, with units.
+
+    Parameters
+    ----------
+    models : dict of str to JointModel
+        Column label → model (e.g. static, dynamic, truth).
+
+    Returns
+    -------
+    DataFrame
+        Columns parameter, unit, then one per model (NaN where a model lacks the term).
+    """
+    table: dict[tuple[str, str], dict[str, float]] = {}
+    for label, m in models.items():
+        for name, unit, value in m.parameters():
+            table.setdefault((name, unit), {})[label] = float(value)
+    return pd.DataFrame([{"parameter": n, "unit": u, **v} for (n, u), v in table.items()],
+                        columns=["parameter", "unit", *models])

@@ -31,7 +31,7 @@ import pandas as pd  # noqa: E402
 from sparsefric.atomic import write_text  # noqa: E402
 from sparsefric.data import Trajectory  # noqa: E402
 from sparsefric.errors import SparsefricError  # noqa: E402
-from sparsefric.model import JointModel  # noqa: E402
+from sparsefric.model import JointModel, parameter_table, units  # noqa: E402
 from sparsefric.preprocessing import Prepared  # noqa: E402
 from sparsefric.validation import (  # noqa: E402
     FreeRunResult,
@@ -130,55 +130,6 @@ def _free_runs(est, data: _Dataset | None, restart_s: float | None) -> list[Free
 
 
 # --------------------------------------------------------------------------- units
-
-
-def _units(axis: str) -> dict[str, str]:
-    if axis == "prismatic":
-        return {"q": "m", "qd": "m/s", "tau": "N", "inertia": "kg", "stiff": "N/m",
-                "damp": "N·s/m", "vel": "s/m"}
-    return {"q": "rad", "qd": "rad/s", "tau": "N·m", "inertia": "kg·m²", "stiff": "N·m/rad",
-            "damp": "N·m·s/rad", "vel": "s/rad"}
-
-
-def parameter_table(models: dict[str, JointModel]) -> pd.DataFrame:
-    """Parameters of several models side by side, with units.
-
-    Parameters
-    ----------
-    models : dict of str to JointModel
-        Column label → model (e.g. static, dynamic, truth).
-
-    Returns
-    -------
-    DataFrame
-        Columns parameter, unit, then one per model (NaN where a model lacks the term).
-    """
-    axis = next(iter(models.values())).axis
-    u = _units(axis)
-    rows: dict[tuple[str, str], dict[str, float]] = {}
-
-    def put(name: str, unit: str, label: str, value: float) -> None:
-        rows.setdefault((name, unit), {})[label] = float(value)
-
-    for label, m in models.items():
-        put("I (inertia)", u["inertia"], label, m.inertia)
-        if axis == "revolute":
-            put("a_c (gravity cos)", u["tau"], label, m.gravity_cos)
-            put("a_s (gravity sin)", u["tau"], label, m.gravity_sin)
-        put("o (offset)", u["tau"], label, m.offset)
-        put("f_c (Coulomb)", u["tau"], label, m.coulomb)
-        put("Ω_s (Stribeck velocity)", u["qd"], label, m.stribeck_velocity)
-        for d, a in m.stribeck:
-            put(f"A (Stribeck, δ = {d:g})", u["tau"], label, a)
-        for p, c in m.viscous:
-            unit = f"{u['tau']}·{u['vel']}" if p == 1 else f"{u['tau']}·({u['vel']})^{p}"
-            put(f"c_{p} (viscous q̇^{p})", unit, label, c)
-        if m.kind == "lugre":
-            put("σ0 (bristle stiffness)", u["stiff"], label, m.sigma0)
-            put("σ1 (bristle damping)", u["damp"], label, m.sigma1)
-        put("breakaway torque", u["tau"], label, m.breakaway_torque())
-    out = pd.DataFrame([{"parameter": k[0], "unit": k[1], **v} for k, v in rows.items()])
-    return out[["parameter", "unit", *models]]
 
 
 def _models(est, truth: JointModel | None) -> dict[str, JointModel]:
@@ -562,7 +513,7 @@ def _status_html(est) -> str:
 
 
 def _build(est, train, validate, test, cve, truth, restart_s, title) -> tuple[str, str, dict]:
-    unit = _units(est.model_.axis)
+    unit = units(est.model_.axis)
     datasets = _datasets(est, train, validate, test)
     by = {d.label: d for d in datasets}
     metrics = _metrics(datasets)

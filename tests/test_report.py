@@ -14,8 +14,8 @@ import pytest
 
 from sparsefric.data import load_trajectories
 from sparsefric.identify import SparseFric
-from sparsefric.model import JointModel
-from sparsefric.report import parameter_table, summary_dict, write_report
+from sparsefric.model import JointModel, parameter_table
+from sparsefric.report import summary_dict, write_report
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "example"
 
