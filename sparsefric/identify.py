@@ -118,6 +118,8 @@ class SparseFric:
     refine : bool
         After the iterations, re-select the friction terms with the dynamic columns and keep the
         result if it predicts better (see :meth:`_refine`).
+    max_refinements : int
+        Most rounds of that re-selection.
     progress : bool
         Show a progress bar of the steps on stderr.
     """
@@ -133,6 +135,7 @@ class SparseFric:
                  regularization: float | None = None, cutoff_hz: float | None = None,
                  presliding_distance: float | None = None, max_outer: int = 30,
                  max_inner: int = 50, tol: float = 1e-3, refine: bool = True,
+                 max_refinements: int = 5,
                  progress: bool = False):
         self.axis = axis
         self.model = model
@@ -155,6 +158,7 @@ class SparseFric:
         self.max_inner = max_inner
         self.tol = tol
         self.refine = refine
+        self.max_refinements = max_refinements
         self.progress = progress
 
     # ------------------------------------------------------------------ helpers
@@ -272,6 +276,7 @@ class SparseFric:
                           + self._collinearity_warnings(library, x_fit, tau_fit))
         self.refinement_: SweepResult | None = None
         self.refined_ = False
+        self.refinement_rounds_ = 0
         self.xi_u_ = float("nan")
         if static_only and not self.static_only:
             self.convergence_reason_ = "static model only: the data cannot identify σ0, σ1"
@@ -376,33 +381,58 @@ class SparseFric:
     def _refine(self, best: IterationResult, structure: Structure, prep: Prepared,
                 val: Prepared | None, tau_c: np.ndarray, rigid: JointModel,
                 library: FeatureLibrary, tau_norm: float) -> IterationResult:
-        """Re-select the friction terms with the dynamic columns, then iterate again.
+        """Re-select the friction terms with the dynamic columns, iterate, and repeat.
 
         Step 1 sees the Stribeck region only where the joint slides steadily, which robot moves
         rarely do at low speed; the transitions that the static fit had to leave out are
         explained by the LuGre columns m = σ0 z/g. With the converged z, the same SR3 sweep and
         AICc run over every friction candidate of the library (Ω_s started at the converged value
-        and a factor 3 either side); if the model so selected predicts
-        the validation data (else the training data) better after its own iterations, it
-        replaces the first.
+        and a factor 3 either side); if the model so selected predicts the validation data (else
+        the training data) better after its own iterations, it replaces the previous one.
+
+        The columns are built with the z of the previous model, whose g(q̇) still carries the
+        shape step 1 gave it, so one round moves only part of the way (on data/example: δ 0.5 →
+        (0.5, 4) → (0.5, 2.5) → (0.75, 2) → 1.5, the truth's). Rounds repeat, each from the last
+        accepted model, until the structure repeats, a round does not predict better, or
+        ``max_refinements`` rounds.
         """
         terms = library.terms()
         candidates = Structure(tuple(int(t.param) for t in terms if t.kind == "viscous"),
                                tuple(t.param for t in terms if t.kind == "stribeck"), self._k)
+        self.refinement_rounds_ = 0
         if candidates == structure:
             return best
-        p = best.params
-        x = dynamic_signals(p, prep.signals, prep.bounds, prep.dt)
         check = (val or prep)
         tau_c_check = check.tau - rigid.rigid_body_torque(check.signals.q, check.signals.qdd)
-        x_check = dynamic_signals(p, check.signals, check.bounds, check.dt)
-        self.refinement_ = sweep(outer_library(candidates), x, tau_c,
-                                 validate=(x_check, tau_c_check) if val else None,
-                                 omega_starts=(p.stribeck_velocity / 3, p.stribeck_velocity,
-                                               3 * p.stribeck_velocity),
-                                 nu=self.nu, aic_parts=self.aic_parts,
-                                 keep_kinds=("coulomb", "zdot"))
-        chosen = self.refinement_.best
+        for _ in range(self.max_refinements):
+            table, new, run = self._refine_once(best.params, candidates, prep, val, tau_c,
+                                                tau_c_check, tau_norm)
+            before = prediction_error(best.params, check.signals, tau_c_check, check.bounds,
+                                      check.dt)
+            after = prediction_error(run.params, check.signals, tau_c_check, check.bounds,
+                                     check.dt)
+            if not (run.admissible and after < before):
+                break
+            run.sigma0_init = best.sigma0_init
+            best, self.refinement_, self.refined_ = run, table, True
+            self.refinement_rounds_ += 1
+            if new == structure:
+                break
+            structure = new
+        return best
+
+    def _refine_once(self, p: FrictionParams, candidates: Structure, prep: Prepared,
+                     val: Prepared | None, tau_c: np.ndarray, tau_c_check: np.ndarray,
+                     tau_norm: float) -> tuple[SweepResult, Structure, IterationResult]:
+        """One refinement round from the model ``p``: the sweep, its structure and iterations."""
+        x = dynamic_signals(p, prep.signals, prep.bounds, prep.dt)
+        x_check = dynamic_signals(p, val.signals, val.bounds, val.dt) if val else None
+        table = sweep(outer_library(candidates), x, tau_c,
+                      validate=(x_check, tau_c_check) if val else None,
+                      omega_starts=(p.stribeck_velocity / 3, p.stribeck_velocity,
+                                    3 * p.stribeck_velocity),
+                      nu=self.nu, aic_parts=self.aic_parts, keep_kinds=("coulomb", "zdot"))
+        chosen = table.best
         n_v = len(candidates.powers)
         keep = chosen.support.copy()
         keep[n_v] = True  # the Coulomb level stays (g > 0)
@@ -416,11 +446,7 @@ class SparseFric:
         run = run_iterations(start, new, prep.signals, tau_c, prep.bounds, prep.dt, nu=self.nu,
                              max_outer=self.max_outer, max_inner=self.max_inner, tol=self.tol,
                              tau_norm=tau_norm)
-        run.sigma0_init = best.sigma0_init
-        before = prediction_error(p, check.signals, tau_c_check, check.bounds, check.dt)
-        after = prediction_error(run.params, check.signals, tau_c_check, check.bounds, check.dt)
-        self.refined_ = bool(run.admissible and after < before)
-        return run if self.refined_ else best
+        return table, new, run
 
     def _compare_with_static(self, check: Prepared) -> None:
         """Keep the static model when the LuGre model predicts the check data no better.
