@@ -20,6 +20,7 @@ from sparsefric.optimizers.sr3 import (
     GramCache,
     SR3Newton,
     _sr3_iterate,
+    data_theta_bounds,
     l0_weight,
     newton_terms,
     prox_l0_nonneg,
@@ -112,3 +113,20 @@ def test_weighted_sum_matches_the_columns():
     for got, cols in zip(lib.combine(x, np.log(0.05), coef, 2),
                          lib.evaluate(x, np.log(0.05), 2), strict=True):
         np.testing.assert_allclose(got, cols @ coef, rtol=1e-10, atol=1e-10)
+
+
+def test_omega_stays_where_the_data_can_see_a_stribeck_term():
+    """Sliding-only samples (|q̇| ≥ 0.05 rad/s) and no Stribeck effect: Ω_s must not drift to
+    where its columns are spikes on the slowest samples."""
+    rng = np.random.default_rng(5)
+    n = 5000
+    qd = rng.choice([-1, 1], n) * rng.uniform(0.05, 1.0, n)
+    x = Signals(rng.uniform(-1, 1, n), qd, rng.normal(size=n))
+    tau = 1.5 * x.qdd + 20 * np.cos(x.q) + 9 * qd + 18 * np.sign(qd) + 0.3 * rng.normal(size=n)
+    lo, hi = data_theta_bounds(qd)
+    assert np.exp(lo) == pytest.approx(np.quantile(np.abs(qd), 0.01) / 10)
+    assert np.exp(hi) == pytest.approx(10 * np.abs(qd).max())
+    cache = GramCache(static_library(), x, tau)
+    for omega0 in (1e-4, 0.002, 0.02):
+        res = SR3Newton(threshold=0.01).fit(cache, np.log(omega0))
+        assert lo <= res.theta <= hi and res.converged
