@@ -366,17 +366,21 @@ def _stribeck(log_speed, m, theta, deltas, weights, summed, order):
 class SignalLibrary(FeatureLibrary):
     """Columns taken from ``Signals.extra`` by name (the LuGre ż, u, u̇ columns)."""
 
-    UNITS = {"zdot": ("N·m·s/rad", "zdot", r"\dot z"), "u": ("-", "u", "u"),
-             "udot": ("s", "udot", r"\dot u")}
+    #: name → (LaTeX, unit of the coefficient: ż's is σ1's, u and u̇ are scaled by σ0)
+    COLUMNS = {"zdot": (r"\dot z", {"revolute": "N·m·s/rad", "prismatic": "N·s/m"}),
+               "u": ("u", {"revolute": "-", "prismatic": "-"}),
+               "udot": (r"\dot u", {"revolute": "s", "prismatic": "s"})}
 
-    def __init__(self, names: Sequence[str]):
-        unknown = [n for n in names if n not in self.UNITS]
+    def __init__(self, names: Sequence[str], axis: str = "revolute"):
+        unknown = [n for n in names if n not in self.COLUMNS]
         if unknown:
-            raise ValueError(f"unknown signal columns {unknown}; known: {list(self.UNITS)}")
+            raise ValueError(f"unknown signal columns {unknown}; known: {list(self.COLUMNS)}")
         self.names = tuple(names)
+        self.axis = axis
 
     def terms(self) -> list[Term]:
-        return [Term(self.UNITS[n][1], self.UNITS[n][2], self.UNITS[n][0], n) for n in self.names]
+        return [Term(n, self.COLUMNS[n][0], self.COLUMNS[n][1][self.axis], n)
+                for n in self.names]
 
     def evaluate(self, x: Signals, theta: float, order: int = 0) -> list[np.ndarray]:
         cols = np.column_stack([x.extra[n] for n in self.names])

@@ -338,7 +338,7 @@ class SparseFric:
         rigid = self._joint_model(first).with_(coulomb=0.0, stribeck=(), viscous=())
         tau_c = prep.tau - rigid.rigid_body_torque(prep.signals.q, prep.signals.qdd)
         structure = Structure(tuple(p for p, _ in first.viscous),
-                              tuple(d for d, _ in first.stribeck), self._k)
+                              tuple(d for d, _ in first.stribeck), self._k, self.axis)
         tau_norm = float(np.linalg.norm(prep.tau))
         runs = []
         self.sigma0_starts_ = self._sigma0_starts(first)
@@ -398,7 +398,8 @@ class SparseFric:
         """
         terms = library.terms()
         candidates = Structure(tuple(int(t.param) for t in terms if t.kind == "viscous"),
-                               tuple(t.param for t in terms if t.kind == "stribeck"), self._k)
+                               tuple(t.param for t in terms if t.kind == "stribeck"), self._k,
+                               self.axis)
         self.refinement_rounds_ = 0
         if candidates == structure:
             return best
@@ -439,7 +440,7 @@ class SparseFric:
         new = Structure(tuple(pw for pw, k in zip(candidates.powers, keep[:n_v], strict=True)
                               if k),
                         tuple(d for d, k in zip(candidates.deltas, keep[n_v + 1:-1], strict=True)
-                              if k), self._k)
+                              if k), self._k, self.axis)
         coef = np.r_[chosen.coef[:n_v][keep[:n_v]], chosen.coef[n_v],
                      chosen.coef[n_v + 1:-1][keep[n_v + 1:-1]], p.sigma1]
         start = params_from_coefficients(p, new, coef, chosen.omega)

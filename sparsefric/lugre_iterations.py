@@ -52,6 +52,7 @@ class Structure:
     powers: tuple[int, ...]
     deltas: tuple[float, ...]
     tanh_k: float = 0.0
+    axis: str = "revolute"  #: for the units of the coefficients
 
 
 @dataclass
@@ -202,8 +203,10 @@ def polish_sigma0(params: FrictionParams, x: Signals, tau_c: np.ndarray,
 
 def outer_library(structure: Structure) -> FeatureLibrary:
     """Step-2 columns: active viscous powers, m·[1, E_δ…] and ż."""
-    return (ViscousLibrary(structure.powers) + StribeckLibrary(structure.deltas, structure.tanh_k)
-            + SignalLibrary(["zdot"]))
+    axis = structure.axis
+    return (ViscousLibrary(structure.powers, axis=axis)
+            + StribeckLibrary(structure.deltas, structure.tanh_k, axis=axis)
+            + SignalLibrary(["zdot"], axis=axis))
 
 
 def dynamic_signals(params: FrictionParams, x: Signals, bounds: list[tuple[int, int]],

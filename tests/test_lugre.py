@@ -85,3 +85,15 @@ def test_sigma0_polish_finds_the_stiffness_the_fixed_point_misses():
         assert found.sigma0 == pytest.approx(truth.sigma0, rel=0.02)
         assert found.sigma1 == pytest.approx(truth.sigma1, rel=0.1)
         assert err < 1e-2 * np.linalg.norm(tau_c)
+
+
+@pytest.mark.parametrize("axis, units", [
+    ("revolute", ["N·m·s/rad", "N·m", "N·m", "N·m·s/rad"]),
+    ("prismatic", ["N·s/m", "N", "N", "N·s/m"]),
+])
+def test_dynamic_columns_carry_the_units_of_their_axis(axis, units):
+    from sparsefric.lugre_iterations import Structure, outer_library
+
+    terms = outer_library(Structure((1,), (1.5,), 0.0, axis)).terms()
+    assert [t.kind for t in terms] == ["viscous", "coulomb", "stribeck", "zdot"]
+    assert [t.unit for t in terms] == units
