@@ -413,6 +413,8 @@ class SparseFric:
             after = prediction_error(run.params, check.signals, tau_c_check, check.bounds,
                                      check.dt)
             if not (run.admissible and after < before):
+                if self.refinement_ is None:  # nothing kept: show the sweep that was tried
+                    self.refinement_ = table
                 break
             run.sigma0_init = best.sigma0_init
             best, self.refinement_, self.refined_ = run, table, True

@@ -108,8 +108,9 @@ def _refinement_note(est) -> str:
     if getattr(est, "refinement_", None) is not None:
         table = est.refinement_.table
         row = table[table.selected].iloc[0]
-        kept = "replaced the first LuGre model" if est.refined_ else \
-            "did not predict better and was not kept"
+        rounds = getattr(est, "refinement_rounds_", int(est.refined_))
+        kept = (f"replaced the first LuGre model after {rounds} round(s), each from the last "
+                "kept model" if est.refined_ else "did not predict better and was not kept")
         out.append(f'<p class="note">Refinement: with the converged bristle state, the sweep over '
                    f"every friction candidate (dynamic columns σ0 z/g·[1, e^…] and ż) selected "
                    f"{int(row.n_active)} terms at λ = {_fmt(row['lambda'])}; the re-iterated "
