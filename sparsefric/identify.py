@@ -4,7 +4,7 @@
 >>> est.model_            # JointModel, friction.kind = "lugre"
 >>> est.terms_            # active terms with coefficients and units (DataFrame)
 >>> est.selection_        # the λ sweep (DataFrame, one row per λ)
->>> est.history_          # outer-loop history of the LuGre iterations (DataFrame)
+>>> est.history_          # outer-loop history of every σ0 start and refinement round (DataFrame)
 """
 
 from __future__ import annotations
@@ -276,7 +276,7 @@ class SparseFric:
                           + self._collinearity_warnings(library, x_fit, tau_fit))
         self.refinement_: SweepResult | None = None
         self.refined_ = False
-        self.refinement_rounds_ = 0
+        self.refinement_runs_ = []
         self.xi_u_ = float("nan")
         if static_only and not self.static_only:
             self.convergence_reason_ = "static model only: the data cannot identify σ0, σ1"
@@ -355,6 +355,7 @@ class SparseFric:
             self._step("refinement" if len(runs) == len(self.sigma0_starts_) else
                        "steps 2–3: LuGre iterations")
         best = select_run(runs)
+        self.refinement_runs_ = []
         if self.refine:
             best = self._refine(best, structure, prep, val, tau_c, rigid, library, tau_norm)
         p = best.params
@@ -364,8 +365,10 @@ class SparseFric:
             stribeck=tuple(zip(map(float, p.deltas), map(float, p.amplitudes), strict=True)),
             viscous=tuple(zip(map(int, p.powers), map(float, p.coefficients), strict=True)),
             sigma0=float(p.sigma0), sigma1=float(p.sigma1), extra=self._provenance(best))
-        self.history_ = pd.DataFrame(
-            [{"sigma0_init": r.sigma0_init, **row} for r in runs for row in r.history])
+        stages = [("σ0 start", r) for r in runs] + [
+            (f"refinement {i}", r) for i, r in enumerate(self.refinement_runs_, start=1)]
+        self.history_ = pd.DataFrame([{"stage": stage, "sigma0_init": r.sigma0_init, **row}
+                                      for stage, r in stages for row in r.history])
         self._compare_with_static(val or prep)
         self.converged_ = best.converged
         self.convergence_reason_ = best.reason
@@ -400,7 +403,7 @@ class SparseFric:
         candidates = Structure(tuple(int(t.param) for t in terms if t.kind == "viscous"),
                                tuple(t.param for t in terms if t.kind == "stribeck"), self._k,
                                self.axis)
-        self.refinement_rounds_ = 0
+        self.refinement_runs_: list[IterationResult] = []
         if candidates == structure:
             return best
         check = (val or prep)
@@ -418,7 +421,7 @@ class SparseFric:
                 break
             run.sigma0_init = best.sigma0_init
             best, self.refinement_, self.refined_ = run, table, True
-            self.refinement_rounds_ += 1
+            self.refinement_runs_.append(run)
             if new == structure:
                 break
             structure = new

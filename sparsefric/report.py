@@ -108,7 +108,7 @@ def _refinement_note(est) -> str:
     if getattr(est, "refinement_", None) is not None:
         table = est.refinement_.table
         row = table[table.selected].iloc[0]
-        rounds = getattr(est, "refinement_rounds_", int(est.refined_))
+        rounds = len(getattr(est, "refinement_runs_", []))
         kept = (f"replaced the first LuGre model after {rounds} round(s), each from the last "
                 "kept model" if est.refined_ else "did not predict better and was not kept")
         out.append(f'<p class="note">Refinement: with the converged bristle state, the sweep over '
@@ -230,12 +230,17 @@ def fig_friction(static: JointModel, dynamic: JointModel | None, cve: pd.DataFra
 
 
 def fig_convergence(history: pd.DataFrame) -> plt.Figure:
-    """E_τ/‖τ‖, ξ_u, σ0, σ1 and Ω_s against the outer iteration (one σ0 start)."""
+    """E_τ/‖τ‖, ξ_u, σ0, σ1 and Ω_s against the outer iteration of the winning σ0 start and
+    then of each refinement round (dashed lines where a round starts)."""
     cols = [("error_rel", "E_τ/‖τ‖"), ("xi_u", "ξ_u"), ("sigma0", "σ0"), ("sigma1", "σ1"),
             ("omega_s", "Ω_s")]
     fig, axes = plt.subplots(1, len(cols), figsize=(11, 2.6))
-    k = history["outer"].to_numpy()
+    k = np.arange(1, len(history) + 1)
+    stage = history["stage"].to_numpy() if "stage" in history else np.zeros(len(history))
+    starts = k[1:][stage[1:] != stage[:-1]]
     for ax, (col, label) in zip(axes, cols, strict=True):
+        for x in starts:
+            ax.axvline(x - 0.5, color="0.5", lw=0.8, ls="--")
         ax.plot(k, history[col], "o-", ms=3)
         if col == "error_rel" and "prediction_error_rel" in history:
             ax.plot(k, history["prediction_error_rel"], "s--", ms=3, label="prediction")
@@ -243,7 +248,8 @@ def fig_convergence(history: pd.DataFrame) -> plt.Figure:
         if col == "xi_u":
             ax.axhline(1.0, color="k", lw=0.6, ls=":")
         ax.set_title(label, fontsize=9)
-        ax.set_xlabel("outer iteration", fontsize=8)
+        ax.set_xlabel("outer iteration" + (", then refinements" if len(starts) else ""),
+                      fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(True, alpha=0.3)
     fig.tight_layout()
