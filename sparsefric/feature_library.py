@@ -114,6 +114,18 @@ class Signals:
         return np.log(np.maximum(np.abs(self.qd), 1e-300))
 
 
+def concat_signals(parts: Sequence[Signals]) -> Signals:
+    """The samples of several :class:`Signals` one after the other (multipliers and extras
+    too, where every part has them)."""
+    cat = np.concatenate
+    multiplier = None if any(p.multiplier is None for p in parts) else \
+        cat([p.multiplier for p in parts])
+    keys = set.intersection(*(set(p.extra) for p in parts)) if parts else set()
+    return Signals(cat([p.q for p in parts]), cat([p.qd for p in parts]),
+                   cat([p.qdd for p in parts]), multiplier,
+                   {k: cat([p.extra[k] for p in parts]) for k in sorted(keys)})
+
+
 class FeatureLibrary:
     """Base class: a list of :class:`Term` and their evaluation."""
 

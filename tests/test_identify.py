@@ -144,3 +144,24 @@ def test_the_fitted_data_are_differentiated_once(fitted, example, monkeypatch):
     with pytest.raises(AssertionError, match="again"):
         fitted._prepare(example["test"])
     assert "_prepared" not in pickle.loads(pickle.dumps(fitted)).__dict__
+
+
+def test_a_weak_joint_keeps_its_inertia_when_validation_reaches_a_new_regime():
+    """The paper's split validates at 0.03 rad/s, below every training speed. Scored on the
+    validation samples alone, AICc chose Coulomb + cos q for this weak joint (I = 0, test error
+    4.3× the noise floor)."""
+    from sparsefric.experiment import paper_experiment
+    from sparsefric.model import JointModel
+    from sparsefric.simulate import Sensors
+
+    truth = JointModel(axis="revolute", inertia=0.02, gravity_cos=0.3, gravity_sin=0.05,
+                       kind="lugre", coulomb=0.5, stribeck_velocity=0.05,
+                       stribeck=((1.5, 0.3),), viscous=((1, 0.2),), sigma0=1e3, sigma1=1.8)
+    d = paper_experiment(truth, sensors=Sensors(position_noise=5e-6, torque_noise=0.0136,
+                                                seed=1))
+    est = SparseFric().fit(d["train"], validate=d["validate"])
+    assert est.static_model_.inertia == pytest.approx(truth.inertia, rel=0.05)
+    assert est.model_.inertia == pytest.approx(truth.inertia, rel=0.05)
+    floor = est.relative_error(d["test"], model=truth)
+    assert est.relative_error(d["test"]) < 1.2 * floor
+    assert _curve_error(est.model_, truth) < 0.03
