@@ -15,7 +15,7 @@ import numpy as np
 from scipy.integrate import cumulative_trapezoid
 from scipy.signal import butter, savgol_filter, sosfiltfilt
 
-from sparsefric.differentiation.trend_filter import noise_std, trend_filter
+from sparsefric.differentiation.trend_filter import measurement_noise_std, trend_filter
 from sparsefric.errors import SparsefricError
 
 __all__ = [
@@ -167,7 +167,7 @@ def select_tv_weight(y: np.ndarray, m: int) -> tuple[float, dict[int, float]]:
 
 
 def tv_fit(y: np.ndarray, m: int, kappa: float | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-    """ℓ1 trend filter of ``y`` with λ = κ·σ̂ (σ̂ from :func:`noise_std`).
+    """ℓ1 trend filter of ``y`` with λ = κ·σ̂ (σ̂ from :func:`measurement_noise_std`).
 
     Solves ``x̂ = argmin ½‖y − x‖² + κσ̂‖D⁽ᵐ⁾x‖₁`` (units: λ = κσ̂ in units of y) on the
     rescaled signal (y − ȳ)/σ̂, so that the solver always sees O(1) noise whatever the units.
@@ -188,7 +188,7 @@ def tv_fit(y: np.ndarray, m: int, kappa: float | None = None) -> tuple[np.ndarra
     info : dict
         ``regularization`` (κ), ``lambda`` (κσ̂), ``noise_std`` (σ̂), ``rule``, solver figures.
     """
-    sigma = noise_std(y, m + 1)
+    sigma = measurement_noise_std(y, m + 1)
     scale = sigma if sigma > 0 else 1.0
     offset = float(np.mean(y))
     ys = (y - offset) / scale
@@ -396,7 +396,7 @@ def differentiate(
         Measured velocity [rad/s] and acceleration [rad/s²]; required by ``"given"``.
     regularization : float or (float, float), optional
         ``"tv"`` only: the dimensionless TV weight κ (λ = κ·σ̂, σ̂ the noise standard deviation
-        of the signal estimated by :func:`~sparsefric.differentiation.trend_filter.noise_std`,
+        of the signal estimated by :func:`.trend_filter.measurement_noise_std`,
         so κ does not depend on units, record length or sampling rate).  A pair sets κ for q
         and τ separately (``None`` in the pair keeps the automatic rule).  Default: automatic —
         κ minimises Stein's unbiased risk estimate (SURE) of the fitted signal over the grid
