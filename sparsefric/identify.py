@@ -374,7 +374,9 @@ class SparseFric:
         self.runs_ = runs
         self.model_ = rigid.with_(
             kind="lugre", coulomb=p.coulomb, stribeck_velocity=p.stribeck_velocity,
-            stribeck=tuple(zip(map(float, p.deltas), map(float, p.amplitudes), strict=True)),
+            # a Stribeck amplitude the sign constraint set to 0 is no term of the model
+            stribeck=tuple((float(d), float(a)) for d, a in zip(p.deltas, p.amplitudes,
+                                                                strict=True) if a != 0),
             viscous=tuple(zip(map(int, p.powers), map(float, p.coefficients), strict=True)),
             sigma0=float(p.sigma0), sigma1=float(p.sigma1), extra=self._provenance(best))
         stages = [("σ0 start", r) for r in runs] + [
