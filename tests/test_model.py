@@ -50,3 +50,12 @@ def test_static_curve_matches_definition(truth):
     expected = np.sign(v) * g + 9.0 * v + 0.8 * v**3
     np.testing.assert_allclose(truth.static_friction(v), expected, rtol=1e-12)
     assert truth.breakaway_torque() == pytest.approx(25.0, rel=1e-3)
+
+
+def test_breakaway_is_the_coulomb_stribeck_peak_not_a_viscous_one(truth):
+    # a fitted negative q̇² term makes the whole static curve peak far above f_s
+    bent = truth.with_(viscous=((1, 338.0), (2, -230.0)))
+    assert bent.breakaway_torque() == pytest.approx(25.0, rel=1e-3)
+    # model B: tanh(K q̇) needs ~3/K = 0.02 rad/s to rise, where g has fallen to ≈ 24.2
+    assert 23.8 < truth.with_(tanh_k=150.0).breakaway_torque() < 24.3
+    assert truth.with_(stribeck=()).breakaway_torque() == pytest.approx(18.0, rel=1e-6)
