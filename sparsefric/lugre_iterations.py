@@ -172,8 +172,9 @@ def inner_loop(params: FrictionParams, x: Signals, tau_c: np.ndarray,
 
 def polish_sigma0(params: FrictionParams, x: Signals, tau_c: np.ndarray,
                   bounds: list[tuple[int, int]], dt: list[float],
-                  span: float = 3.0) -> tuple[FrictionParams, float]:
-    """σ0 [N·m/rad] minimising the LuGre prediction error, within a factor ``span`` of ``params``.
+                  span: float = 3.0, max_moves: int = 4) -> tuple[FrictionParams, float]:
+    """σ0 [N·m/rad] minimising the LuGre prediction error, searched within a factor ``span`` of
+    ``params`` and re-centred (at most ``max_moves`` searches) while it ends on the bracket's edge.
 
     For each trial σ0, z is integrated and σ1 and the viscous coefficients are refitted by least
     squares of τ_c − σ0 z on [ż, viscous columns]; g(q̇) is kept. Returns the best parameters and
@@ -196,9 +197,15 @@ def polish_sigma0(params: FrictionParams, x: Signals, tau_c: np.ndarray,
         return trial, float(np.linalg.norm(A @ coef - y))
 
     centre, width = np.log(params.sigma0), np.log(span)
-    found = minimize_scalar(lambda ls: fit(ls)[1], bounds=(centre - width, centre + width),
-                            method="bounded", options={"xatol": 1e-3})
-    return fit(float(found.x))
+    for _ in range(max_moves):
+        found = float(minimize_scalar(lambda ls: fit(ls)[1],
+                                      bounds=(centre - width, centre + width), method="bounded",
+                                      options={"xatol": 1e-3}).x)
+        at_edge = abs(abs(found - centre) - width) < 0.01 * width
+        centre = found
+        if not at_edge:
+            break
+    return fit(centre)
 
 
 def outer_library(structure: Structure) -> FeatureLibrary:
