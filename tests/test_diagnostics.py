@@ -126,9 +126,23 @@ def test_messages_are_single_lines_and_errors_come_first():
 
 def test_diagnose_prepared_reads_the_raw_torque():
     q, qd, qdd, tau = _from_velocity(_rich_velocity(), clip=3.0)
-    prep = SimpleNamespace(signals=SimpleNamespace(q=q, qd=qd, qdd=qdd), tau=np.zeros_like(q),
+    prep = SimpleNamespace(signals=SimpleNamespace(q=q, qd=qd, qdd=qdd), tau=tau.copy(),
                            tau_raw=tau, bounds=[(0, len(q))])
     assert _codes(diagnose_prepared(prep)) == {"torque_clipped"}
+
+
+def test_denoising_that_removes_most_of_the_torque_is_flagged():
+    q, qd, qdd, tau = _from_velocity(_rich_velocity())
+    hunting = tau + 4.0 * np.sin(2 * np.pi * 60 * np.arange(tau.size) * DT)  # a 60 Hz limit cycle
+
+    def prepared(raw):
+        return SimpleNamespace(signals=SimpleNamespace(q=q, qd=qd, qdd=qdd), tau=tau,
+                               tau_raw=raw, bounds=[(0, len(q))])
+
+    assert diagnose_prepared(prepared(tau + 0.05)) == []
+    found = diagnose_prepared(prepared(hunting))
+    assert _codes(found) == {"torque_mostly_noise"} and found[0].level == "warning"
+    assert "% of the torque" in found[0].message and "\n" not in found[0].message
 
 
 def test_mismatched_lengths_are_rejected():
