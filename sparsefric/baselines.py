@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -40,6 +41,7 @@ __all__ = [
     "idim_ls",
     "idim_regressor",
     "output_error_lugre",
+    "output_error_multistart",
     "presliding_experiment",
     "fit_static_curve",
     "fit_presliding_arx",
@@ -384,6 +386,24 @@ def output_error_lugre(trajectories: Sequence[Trajectory], axis: str, start: Joi
             "message": str(sol.message), "cutoff_hz": cutoff_hz, "samples": int(n),
             "parameters": int(x0.size)}
     return model.with_(extra={"method": "output_error_lugre", "output_error": info})
+
+
+def output_error_multistart(trajectories: Sequence[Trajectory], axis: str, start: JointModel,
+                            sigma0_starts: Sequence[float], **options: Any) -> JointModel:
+    """:func:`output_error_lugre` from each σ0 start, keeping the lowest torque RMS error.
+
+    The comparison with sparsefric on equal terms when σ0 is not known beforehand: the same
+    starts as its multi-start (:func:`sparsefric.identify.default_sigma0_starts`). ``options``
+    go to every fit. ``extra["output_error"]`` is the kept fit's, with ``starts`` and the
+    summed ``wall_time_s`` and ``evaluations`` of all fits.
+    """
+    fits = [output_error_lugre(trajectories, axis, start, sigma0_start=float(s0), **options)
+            for s0 in sigma0_starts]
+    best = min(fits, key=lambda m: m.extra["output_error"]["rmse"])
+    info = dict(best.extra["output_error"], starts=[float(s) for s in sigma0_starts],
+                wall_time_s=sum(m.extra["output_error"]["wall_time_s"] for m in fits),
+                evaluations=sum(m.extra["output_error"]["evaluations"] for m in fits))
+    return best.with_(extra={"method": "output_error_multistart", "output_error": info})
 
 
 # --------------------------------------------------------------------------------------------

@@ -116,3 +116,18 @@ def test_output_error_improves_start(truth, train):
     assert info["rmse"] < 0.8 * info["rmse_start"]
     assert info["nfev"] <= 15 and info["wall_time_s"] > 0
     assert info["samples"] == 6000
+
+
+def test_output_error_multistart_keeps_the_best_start(train):
+    start = B.idim_ls(train, "revolute", cutoff_hz=20.0, decimate=10, viscous_powers=(1, 3),
+                      min_velocity=0.05)
+    short = [t.with_(t=t.t[:2000], q=t.q[:2000], tau=t.tau[:2000]) for t in train]
+    single = [B.output_error_lugre(short, "revolute", start, sigma0_start=s0, max_nfev=6)
+              for s0 in (1e3, 1.5e4)]
+    m = B.output_error_multistart(short, "revolute", start, (1e3, 1.5e4), max_nfev=6)
+    info = m.extra["output_error"]
+    best = min(single, key=lambda s: s.extra["output_error"]["rmse"])
+    assert info["rmse"] == pytest.approx(best.extra["output_error"]["rmse"], rel=1e-9)
+    assert m.sigma0 == pytest.approx(best.sigma0, rel=1e-9)
+    assert info["starts"] == [1e3, 1.5e4] and m.extra["method"] == "output_error_multistart"
+    assert info["evaluations"] == sum(s.extra["output_error"]["evaluations"] for s in single)
