@@ -288,7 +288,7 @@ class SparseFric:
                           + self._collinearity_warnings(library, x_fit, tau_fit))
         self.refinement_: SweepResult | None = None
         self.refined_ = False
-        self.refinement_runs_ = []
+        self.refinement_runs_: list[IterationResult] = []
         self.xi_u_ = float("nan")
         if static_only and not self.static_only:
             self.convergence_reason_ = "static model only: the data cannot identify σ0, σ1"
@@ -367,7 +367,6 @@ class SparseFric:
             self._step("refinement" if len(runs) == len(self.sigma0_starts_) else
                        "steps 2–3: LuGre iterations")
         best = select_run(runs)
-        self.refinement_runs_ = []
         if self.refine:
             best = self._refine(best, structure, prep, val, tau_c, rigid, library, tau_norm)
         p = best.params
@@ -435,16 +434,14 @@ class SparseFric:
         candidates = Structure(tuple(int(t.param) for t in terms if t.kind == "viscous"),
                                tuple(t.param for t in terms if t.kind == "stribeck"), self._k,
                                self.axis)
-        self.refinement_runs_: list[IterationResult] = []
         if candidates == structure:
             return best
         check = (val or prep)
         tau_c_check = check.tau - rigid.rigid_body_torque(check.signals.q, check.signals.qdd)
+        before = prediction_error(best.params, check.signals, tau_c_check, check.bounds, check.dt)
         for _ in range(self.max_refinements):
             table, new, run = self._refine_once(best.params, candidates, prep, val, tau_c,
                                                 tau_c_check, tau_norm)
-            before = prediction_error(best.params, check.signals, tau_c_check, check.bounds,
-                                      check.dt)
             after = prediction_error(run.params, check.signals, tau_c_check, check.bounds,
                                      check.dt)
             if not (run.admissible and after < before):
@@ -453,6 +450,7 @@ class SparseFric:
                 break
             run.sigma0_init = best.sigma0_init
             best, self.refinement_, self.refined_ = run, table, True
+            before = after
             self.refinement_runs_.append(run)
             if new == structure:
                 break
