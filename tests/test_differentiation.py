@@ -247,3 +247,20 @@ def test_coarse_encoder_noise_is_at_least_the_rounding_noise():
     assert rms(d.qdd - s["qdd"]) < 0.5  # 0.41 rad/s²; 0.66 with the trimmed estimate alone
     # noise coarser than the counts: no lattice, the white-noise estimate stands
     assert quantisation_step(s["qm"]) == 0.0
+
+
+def test_noise_free_and_float32_records():
+    """Simulated records without noise: σ̂ is the float rounding (3e-17 rad; 4e-12 of the smooth
+    torque's span), which once scaled the samples to 1e11–1e16 and crashed the solver with a
+    division by zero. Such a record is now not regularised; one stored as float32 (σ̂ ≈ 3e-8
+    of the span) is filtered, and the solver stops where z is rounded onto the box edge."""
+    s = trapezoid_moves()
+    moving = np.abs(s["qd"]) > 0
+    exact = differentiate(s["t"], s["q"], s["tau"])
+    assert exact.params["regularization"] == 0.0 and exact.params["noise_std"] == 0.0
+    assert exact.params["tau_regularization"] == 0.0 and exact.params["tau_noise_std"] == 0.0
+    assert rms(exact.qd[moving] - s["qd"][moving]) < 2e-4  # rad/s; 6e-5 measured
+    f32 = differentiate(s["t"], *(s[k].astype(np.float32).astype(float) for k in ("q", "tau")))
+    assert f32.params["noise_std"] > 0 and f32.params["tau_noise_std"] > 0
+    assert rms(f32.qd[moving] - s["qd"][moving]) < 2e-4
+    assert rms(f32.tau - exact.tau) < 1e-3 * rms(s["tau"])

@@ -92,13 +92,16 @@ def _factor_forward(band, z, mu1, mu2, DDTz, Dy, lam: float, inv_t: float, F, w,
     ``F[i, 0] = 1/D_i`` and ``F[i, k] = L_{i,i−k}·D_{i−k}`` (k = 1..m): one row per sample, so
     the pass streams few bytes.  ``g1 = 1/(z − λ)`` and ``g2 = 1/(−z − λ)`` are kept for the
     later passes.  Returns the norm of the perturbed KKT residual at the current point, or −1 if
-    the matrix is not numerically positive definite.
+    the matrix is not numerically positive definite or z has been rounded onto the box edge.
     """
     m = band.size - 1
     res2 = 0.0
     for i in range(z.size):
         f1 = z[i] - lam
         f2 = -z[i] - lam
+        if not (f1 < 0.0 and f2 < 0.0):
+            # z rounded onto the box edge: λ − |z| fell below the resolution of λ
+            return -1.0
         rd = DDTz[i] - Dy[i] + mu1[i] - mu2[i]
         c1 = -mu1[i] * f1 - inv_t
         c2 = -mu2[i] * f2 - inv_t

@@ -44,6 +44,10 @@ _KAPPA_START = 5  # index of 100 in KAPPA_GRID
 _SURE_FULL_MAX = 30_000
 _SURE_WINDOW = 10_000
 _SURE_N_WINDOWS = 3
+#: Noise estimates below this fraction of the signal's peak deviation are no sensor's (a 20-bit
+#: encoder's rounding is 3e-7 of a turn): the record is noise-free (a simulation) and is not
+#: regularised.
+NOISE_FREE_FRACTION = 1e-9
 
 
 class DifferentiationError(SparsefricError, ValueError):
@@ -188,9 +192,14 @@ def tv_fit(y: np.ndarray, m: int, kappa: float | None = None) -> tuple[np.ndarra
     info : dict
         ``regularization`` (κ), ``lambda`` (κσ̂), ``noise_std`` (σ̂), ``rule``, solver figures.
     """
-    sigma = measurement_noise_std(y, m + 1)
-    scale = sigma if sigma > 0 else 1.0
     offset = float(np.mean(y))
+    sigma = measurement_noise_std(y, m + 1)
+    if sigma <= NOISE_FREE_FRACTION * float(np.max(np.abs(y - offset), initial=0.0)):
+        # scaling by a rounding-level σ̂ hands the solver samples of 1e11–1e16, where its dual
+        # variable lands on the box edge (division by zero on a noise-free simulated angle with
+        # σ̂ = 3e-17 rad, and on a smooth torque with σ̂ = 4e-12 of its span)
+        sigma = 0.0
+    scale = sigma if sigma > 0 else 1.0
     ys = (y - offset) / scale
     if kappa is None:
         if sigma == 0.0:
