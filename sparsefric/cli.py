@@ -116,6 +116,15 @@ def _identify_parser(sub) -> None:
     p.add_argument("--aic-parts", type=int, default=None, help="m of AICc")
     p.add_argument("--presliding-distance", type=_positive_float, default=None,
                    help="distance [rad] from stops left out of the static fits")
+    from sparsefric.methods import METHODS
+
+    p.add_argument("--method", choices=METHODS, default=METHODS[0],
+                   help="sparsefric (default) or a baseline: idim-ls (rigid body + Coulomb + "
+                        "viscous by least squares), output-error (LuGre by nonlinear least "
+                        "squares from IDIM-LS), two-step (static curve from constant-velocity "
+                        "moves, σ0, σ1 from --presliding)")
+    p.add_argument("--presliding", default=None, metavar="FILE",
+                   help="pre-sliding record (torque below break-away) for --method two-step")
     p.add_argument("--out", default="sparsefric-out", help="output directory")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--json", action="store_true", help="print a machine-readable summary")
@@ -225,9 +234,12 @@ def _print_terms(est, label: str) -> None:
 
 
 def _run_identify(args: argparse.Namespace) -> int:
+    _check_method_options(args)
     train = _load(args.train, args)
     validate = _load(args.validate, args) if args.validate else None
     test = _load(args.test, args) if args.test else None
+    if args.method != "sparsefric":
+        return _run_baseline(args, train, validate, test)
     models = ("A", "B") if args.model == "both" else (args.model,)
     out = Path(args.out)
     _check_out_dir(out)
@@ -253,6 +265,68 @@ def _run_identify(args: argparse.Namespace) -> int:
                       f"{text}", file=sys.stderr)
         if validate is None:
             print("no --validate files: AICc was computed on the training data")
+        print(f"results written to {out}/")
+    return 0
+
+
+#: identify options that only sparsefric uses, with their defaults.
+_SPARSEFRIC_ONLY = {"model": "A", "static_only": False, "library": "full", "offset": False,
+                    "omega_starts": None, "aic_parts": None, "presliding_distance": None,
+                    "nu": 0.01}
+
+
+def _check_method_options(args: argparse.Namespace) -> None:
+    """Reject options the chosen ``--method`` would silently ignore."""
+    def flag(name: str) -> str:
+        return "--" + name.replace("_", "-")
+
+    if args.method != "sparsefric":
+        for name, default in _SPARSEFRIC_ONLY.items():
+            if getattr(args, name) != default:
+                raise SparsefricError(f"{flag(name)} applies to --method sparsefric only")
+    if args.presliding and args.method != "two-step":
+        raise SparsefricError("--presliding applies to --method two-step only")
+    if args.sigma0_starts and args.method not in ("sparsefric", "output-error"):
+        raise SparsefricError("--sigma0-starts applies to --method sparsefric and output-error")
+
+
+def _run_baseline(args: argparse.Namespace, train, validate, test) -> int:
+    """``identify --method`` with a baseline: model.json and a summary of its errors."""
+    import time
+
+    from sparsefric.methods import fit_baseline
+
+    presliding = _load([args.presliding], args)[0] if args.presliding else None
+    out = Path(args.out)
+    _check_out_dir(out)
+    t0 = time.perf_counter()
+    model = fit_baseline(args.method, train, args.axis, validate=validate or (),
+                         presliding=presliding, cutoff_hz=args.cutoff_hz,
+                         sigma0_starts=args.sigma0_starts)
+    wall = time.perf_counter() - t0
+    scorer = _estimator(args, "A")
+    errors = {role: scorer.relative_error(trajs, model=model)
+              for role, trajs in (("train", train), ("validate", validate), ("test", test))
+              if trajs}
+    summary = {"method": args.method, "axis": args.axis, "kind": model.kind,
+               "wall_time_s": wall, "relative_error": errors,
+               "parameters": [{"name": n, "unit": u, "value": v}
+                              for n, u, v in model.parameters()]}
+    lines = [f"{args.method} ({model.kind} model), identified in {wall:.2f} s:",
+             *_model_lines(model),
+             *(f"  ‖τ − τ̂‖/‖τ‖ on the {role} data: {err:.4f}" for role, err in errors.items())]
+
+    def work(stage: Path) -> None:
+        (stage / "summary.json").write_text(json.dumps(summary, indent=1))
+        (stage / "summary.md").write_text("\n".join(lines) + "\n")
+        _stamped(model.with_(extra={**model.extra, "method": args.method})).save(
+            stage / "model.json")
+
+    _staged(out, work)
+    if args.json:
+        print(json.dumps(summary))
+    elif not args.quiet:
+        print("\n".join(lines))
         print(f"results written to {out}/")
     return 0
 
@@ -308,10 +382,14 @@ def _simulate_parser(sub) -> None:
     p.add_argument("--position-noise", type=float, default=5e-6, help="[rad]")
     p.add_argument("--encoder-bits", type=int, default=20, help="0: no quantisation")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--presliding", action="store_true",
+                   help="also write a pre-sliding record (open loop, torque below break-away) "
+                        "for identify --method two-step")
     p.set_defaults(run=_run_simulate)
 
 
 def _run_simulate(args: argparse.Namespace) -> int:
+    from sparsefric.baselines import presliding_experiment
     from sparsefric.data import Trajectory, load_trajectories, save_trajectory
     from sparsefric.experiment import EXAMPLE_TRUTH, PAPER_SPLIT, paper_experiment
     from sparsefric.model import JointModel
@@ -343,6 +421,8 @@ def _run_simulate(args: argparse.Namespace) -> int:
         split = {"moves": args.velocities} if args.velocities else PAPER_SPLIT
         trajs = [t for ts in paper_experiment(truth, split, sensors=sensors).values()
                  for t in ts]
+    if args.presliding:
+        trajs.append(presliding_experiment(truth, seed=args.seed, sensors=sensors))
 
     def work(stage: Path) -> None:
         for traj in trajs:

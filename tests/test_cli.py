@@ -67,6 +67,13 @@ def test_simulate_writes_trajectories_and_truth(tmp_path):
     (["identify", str(EMPS), "--model", "C"], "invalid choice"),
     (["predict", "absent.json", str(EMPS)], "absent.json: no such model file"),
     (["simulate", "--out", "x", "--velocities", "fast"], "expected comma-separated numbers"),
+    (["identify", str(EMPS), "--method", "idim-ls", "--static-only"],
+     "--static-only applies to --method sparsefric only"),
+    (["identify", str(EMPS), "--method", "idim-ls", "--presliding", str(EMPS)],
+     "--presliding applies to --method two-step only"),
+    (["identify", str(EMPS), "--method", "two-step"], "--method two-step needs --presliding"),
+    (["identify", str(EMPS), "--method", "idim-ls", "--cutoff-hz", "600"],
+     "--cutoff-hz 600 is not below the Nyquist frequency 500 Hz"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
@@ -103,3 +110,39 @@ def test_rerun_leaves_no_results_of_the_earlier_run(tmp_path):
     rc = main(["identify", str(EMPS), "--axis", "prismatic", "--library",
                "coulomb-viscous-offset", "--static-only", "--quiet", "--out", str(out)])
     assert rc == 0 and (out / "model.json").exists() and not (out / "lugre_model.json").exists()
+
+
+def test_identify_with_a_baseline_method(tmp_path, capsys, truth):
+    """--method idim-ls and output-error on data/example: model.json, a summary with the errors
+    on every role's data, no sparsefric report; output-error (LuGre) predicts the test data
+    far better than IDIM-LS (rigid body + Coulomb + viscous): 3.6 % against 20 %."""
+    files = {role: [str(p) for p in example_files(role)] for role in ("train", "test")}
+    errors = {}
+    for method, extra in (("idim-ls", []), ("output-error", ["--sigma0-starts", "1e4"])):
+        out = tmp_path / method
+        rc = main(["identify", *files["train"], "--test", *files["test"], "--method", method,
+                   *extra, "--out", str(out), "--quiet"])
+        assert rc == 0 and not (out / "report.html").exists()
+        model = JointModel.load(out / "model.json")
+        summary = json.loads((out / "summary.json").read_text())
+        assert model.extra["method"] == summary["method"] == method
+        assert set(summary["relative_error"]) == {"train", "test"}
+        errors[method] = summary["relative_error"]["test"]
+        assert model.inertia == pytest.approx(truth.inertia, rel=0.3)
+    assert errors["output-error"] < 0.05 < 0.15 < errors["idim-ls"]
+
+
+def test_two_step_from_a_simulated_presliding_record(tmp_path, capsys):
+    sim = tmp_path / "sim"
+    assert main(["simulate", "--out", str(sim), "--presliding"]) == 0
+    pre = sim / "presliding_0.1.csv"
+    assert pre.exists() and "7 trajectories" in capsys.readouterr().out  # 6 moves + 1
+    truth = JointModel.load(sim / "truth.json")
+    rc = main(["identify", *map(str, sorted(sim.glob("train_*.csv"))), "--validate",
+               *map(str, sorted(sim.glob("validate_*.csv"))), "--method", "two-step",
+               "--presliding", str(pre), "--out", str(tmp_path / "out"), "--json"])
+    assert rc == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["kind"] == "lugre"
+    sigma0 = {p["name"]: p["value"] for p in summary["parameters"]}["σ0 (bristle stiffness)"]
+    assert sigma0 == pytest.approx(truth.sigma0, rel=0.1)  # from the ARX fit of the record

@@ -1,0 +1,101 @@
+"""The baseline identification methods by name (``sparsefric identify --method``).
+
+``sparsefric`` itself is :class:`~sparsefric.identify.SparseFric`; the others are what users do
+today (:mod:`sparsefric.baselines`), run with the settings a practitioner would choose without
+knowing the joint:
+
+* ``idim-ls`` — rigid body + Coulomb + viscous q̇ by linear least squares, with the published
+  EMPS reference settings (4th-order zero-phase Butterworth at 100 Hz, decimation by 10).
+* ``output-error`` — every LuGre and rigid-body parameter by bounded nonlinear least squares on
+  the torque error, started from the IDIM-LS fit and from each σ0 of
+  :func:`~sparsefric.identify.default_sigma0_starts` (σ0 is not known beforehand); the fit with
+  the lowest torque error is kept.
+* ``two-step`` — the static curve from the constant-velocity parts of the training and
+  validation moves, σ0, σ1 and I from a separate pre-sliding record (small torque below
+  break-away), gravity from IDIM-LS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sparsefric.baselines import (
+    idim_ls,
+    output_error_multistart,
+    two_step_lugre,
+)
+from sparsefric.data import Trajectory
+from sparsefric.errors import SparsefricError
+from sparsefric.identify import default_sigma0_starts
+from sparsefric.model import JointModel
+from sparsefric.validation import cve_from_trajectories
+
+#: Every method ``identify --method`` accepts; the first is the default.
+METHODS: tuple[str, ...] = ("sparsefric", "idim-ls", "output-error", "two-step")
+#: Butterworth cutoffs [Hz] of IDIM-LS (EMPS reference) and of the output-error velocity.
+IDIM_CUTOFF_HZ = 100.0
+OUTPUT_ERROR_CUTOFF_HZ = 20.0
+#: g(0) [N·m] for the σ0 starts when IDIM-LS finds no positive Coulomb level (the paper's joint).
+FALLBACK_BREAKAWAY = 25.0
+
+
+def fit_baseline(method: str, train: Sequence[Trajectory], axis: str = "revolute", *,
+                 validate: Sequence[Trajectory] = (), presliding: Trajectory | None = None,
+                 cutoff_hz: float | None = None,
+                 sigma0_starts: Sequence[float] | None = None) -> JointModel:
+    """Identify with the baseline ``method`` (one of :data:`METHODS` but ``sparsefric``).
+
+    Parameters
+    ----------
+    method : str
+        ``"idim-ls"``, ``"output-error"`` or ``"two-step"``.
+    train, validate : sequence of Trajectory
+        Training records; validation records add constant-velocity points for ``two-step``.
+    axis : {"revolute", "prismatic"}
+    presliding : Trajectory, optional
+        The pre-sliding record ``two-step`` needs: the applied torque [N·m or N] and the angle
+        [rad or m] of a joint excited below break-away.
+    cutoff_hz : float, optional
+        Butterworth cutoff [Hz] of every filter (default :data:`IDIM_CUTOFF_HZ` for IDIM-LS,
+        :data:`OUTPUT_ERROR_CUTOFF_HZ` for the output-error velocity).
+    sigma0_starts : sequence of float, optional
+        σ0 starts [N·m/rad or N/m] of ``output-error`` (default scaled from IDIM-LS's Coulomb
+        level, as sparsefric's).
+    """
+    if method not in METHODS[1:]:
+        raise SparsefricError(f"unknown baseline method {method!r}; "
+                              f"expected one of {', '.join(METHODS[1:])}")
+    if method == "two-step" and presliding is None:
+        raise SparsefricError("--method two-step needs --presliding FILE, a record of the joint "
+                              "excited below break-away (sparsefric simulate --presliding "
+                              "writes one)")
+    start = idim_ls(train, axis, cutoff_hz=_cutoff(cutoff_hz, IDIM_CUTOFF_HZ, train), decimate=10)
+    if method == "idim-ls":
+        return start
+    if method == "output-error":
+        g0 = start.coulomb + sum(a for _, a in start.stribeck)
+        starts = sigma0_starts or default_sigma0_starts(
+            g0 if g0 > 0 else FALLBACK_BREAKAWAY, axis)
+        return output_error_multistart(train, axis, start, starts,
+                                       cutoff_hz=_cutoff(cutoff_hz, OUTPUT_ERROR_CUTOFF_HZ, train))
+    cve = cve_from_trajectories([*train, *validate])
+    if len(cve) < 4:
+        raise SparsefricError(
+            f"--method two-step: {len(cve)} constant-velocity friction points in the training "
+            "and validation files, at least 4 are needed for the static curve (record "
+            "back-and-forth moves at several constant speeds)")
+    assert presliding is not None
+    return two_step_lugre((cve["velocity"].to_numpy(), cve["friction"].to_numpy()), presliding,
+                          axis, rigid_body=start)
+
+
+def _cutoff(given: float | None, default: float, trajectories: Sequence[Trajectory]) -> float:
+    """The Butterworth cutoff [Hz]: ``given``, which must lie below every record's Nyquist
+    frequency, else ``default`` capped at 0.4 of the slowest record's sampling rate."""
+    nyquist, name = min((0.5 / tr.dt, tr.name) for tr in trajectories)
+    if given is None:
+        return min(default, 0.8 * nyquist)
+    if given >= nyquist:
+        raise SparsefricError(f"--cutoff-hz {given:g} is not below the Nyquist frequency "
+                              f"{nyquist:g} Hz of {name}")
+    return given
