@@ -63,6 +63,8 @@ class Trajectory:
     truth : dict
         Simulator truth columns (``qd_true``, ``qdd_true``, ``z_true``) if present; never used for
         identification.
+    notes : tuple of str
+        What loading changed in the data (an angle unwrapped), for the user to check.
     """
 
     t: np.ndarray
@@ -72,6 +74,7 @@ class Trajectory:
     qdd: np.ndarray | None = None
     name: str = "trajectory"
     truth: dict[str, np.ndarray] = field(default_factory=dict, compare=False)
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def dt(self) -> float:
@@ -197,6 +200,36 @@ def _resample(traj: Trajectory) -> Trajectory:
                       qdd=interp(traj.qdd), truth=truth)
 
 
+#: A jump between samples is a wrap when, less the full turns, it is no larger than this many
+#: times the largest ordinary step (and below π/4).
+WRAP_STEP_FACTOR = 20.0
+
+
+def unwrap_angle(q: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(q, n)``: the angle [rad] made continuous where it wraps around at ±π, and the number of
+    jumps removed (0: ``q`` returned as it is).
+
+    An absolute encoder or a logger reports the angle modulo 2π, so the trace jumps by about a
+    full turn when the joint crosses ±π; differentiated as it is, each jump is a velocity spike
+    of 2π/Δt that ruins every regression. A step larger than π between two samples is read as a
+    wrap only if what is left after removing the full turns is an ordinary step (at most
+    :data:`WRAP_STEP_FACTOR` times the largest step elsewhere): a glitch or a position in other
+    units is left alone.
+    """
+    step = np.diff(q)
+    jumps = np.abs(step) > np.pi
+    if not jumps.any() or jumps.all():
+        return q, 0
+    turns = np.round(step[jumps] / (2 * np.pi))
+    rest = np.abs(step[jumps] - 2 * np.pi * turns)
+    ordinary = float(np.max(np.abs(step[~jumps])))
+    if np.any(rest > min(WRAP_STEP_FACTOR * ordinary, np.pi / 4)):
+        return q, 0
+    correction = np.zeros_like(step)
+    correction[jumps] = -2 * np.pi * turns
+    return q + np.concatenate([[0.0], np.cumsum(correction)]), int(jumps.sum())
+
+
 def _check_motion(traj: Trajectory, columns: Columns) -> None:
     span = float(np.ptp(traj.q))
     if span <= 1e-9 * max(1.0, float(np.max(np.abs(traj.q)))):
@@ -272,9 +305,11 @@ def _trajectory(part: pd.DataFrame, name: str, row0: int, path: Path, columns: C
     need_resample = _check_time(t, name, row0, resample)
     truth = {str(c): _coerce(part, c, path, row0) for c in part.columns
              if str(c).endswith("_true")}
-    traj = Trajectory(t=t, q=column(columns.position, scale), tau=column(columns.torque),
-                      qd=optional(columns.velocity), qdd=optional(columns.acceleration),
-                      name=name, truth=truth)
+    q, wraps = unwrap_angle(column(columns.position, scale))
+    notes = (f"{name}: column '{columns.position}' wraps around at ±π ({wraps} jumps of a full "
+             "turn between samples): unwrapped into a continuous angle",) if wraps else ()
+    traj = Trajectory(t=t, q=q, tau=column(columns.torque), qd=optional(columns.velocity),
+                      qdd=optional(columns.acceleration), name=name, truth=truth, notes=notes)
     _check_motion(traj, columns)
     return _resample(traj) if need_resample else traj
 

@@ -284,7 +284,8 @@ class SparseFric:
         self.convergence_reason_ = "static model only"
         self.runs_: list[IterationResult] = []
         self.lugre_model_: JointModel | None = None
-        self.warnings_ = ([f.message for f in self.findings_]
+        self.warnings_ = ([n for tr in [*trajectories, *(validate or [])] for n in tr.notes]
+                          + [f.message for f in self.findings_]
                           + self._collinearity_warnings(library, x_fit, tau_fit))
         self.refinement_: SweepResult | None = None
         self.refined_ = False

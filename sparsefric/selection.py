@@ -197,7 +197,8 @@ def collinear_pairs(cache: GramCache, theta: float, mask: np.ndarray,
     other (e.g. cos q and a constant when the joint barely moves, q̇ and q̇³ at one speed).
     """
     G, _, _ = cache.at(theta)
-    C = G / cache.tau.shape[0]  # columns scaled to unit RMS: C_ij is their cosine similarity
+    d = np.sqrt(np.maximum(np.diag(G), 1e-300))
+    C = G / np.outer(d, d)  # cosine similarity of the columns
     names = [t.name for t in cache.library.terms()]
     idx = np.flatnonzero(mask)
     return [(names[i], names[j], float(abs(C[i, j])))

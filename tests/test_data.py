@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sparsefric.data import Columns, load_trajectories, save_trajectory
+from sparsefric.data import Columns, load_trajectories, save_trajectory, unwrap_angle
 from sparsefric.errors import DataError
 
 
@@ -33,6 +33,31 @@ def test_degrees_are_converted_and_columns_renamed(tmp_path):
     (traj,) = load_trajectories(tmp_path / "d.csv", Columns("time", "angle", "torque"),
                                 angle_unit="deg")
     np.testing.assert_allclose(traj.q, np.pi / 2 * t)
+
+
+@pytest.mark.parametrize("unit, turn", [("rad", 2 * np.pi), ("deg", 360.0)])
+def test_an_angle_wrapped_at_a_half_turn_is_unwrapped(tmp_path, unit, turn):
+    """An absolute encoder logs the angle modulo a turn: back-and-forth moves across ±π come
+    back continuous (up to whole turns) with a note saying so."""
+    t = np.arange(3000) * 1e-3
+    angle = (0.9 + 0.2 * np.sin(2 * np.pi * t)) * turn / 2  # crosses the half turn 6 times
+    wrapped = (angle + turn / 2) % turn - turn / 2
+    pd.DataFrame({"t": t, "q": wrapped, "tau": np.cos(t)}).to_csv(tmp_path / "w.csv",
+                                                                    index=False)
+    (traj,) = load_trajectories(tmp_path / "w.csv", angle_unit=unit)
+    shift = traj.q - angle * 2 * np.pi / turn
+    np.testing.assert_allclose(shift, shift[0], atol=1e-9)
+    assert shift[0] / (2 * np.pi) == pytest.approx(round(shift[0] / (2 * np.pi)), abs=1e-9)
+    (note,) = traj.notes
+    assert "w.csv" in note and "'q'" in note and "6 jumps" in note
+
+
+def test_a_glitch_is_not_taken_for_a_wrap():
+    q = np.linspace(0.0, 0.5, 400)
+    glitch = q.copy()
+    glitch[200] += 4.0  # one bad sample: jumps of ±4 rad, not a turn
+    assert unwrap_angle(glitch)[1] == 0 and unwrap_angle(q)[1] == 0
+    np.testing.assert_array_equal(unwrap_angle(glitch)[0], glitch)
 
 
 def test_trajectory_column_splits_a_file(tmp_path):

@@ -86,6 +86,12 @@ def test_emps_reference_model_is_reproduced(emps):
     assert m.offset == pytest.approx(-3.1648, abs=0.3)
 
 
+def test_loading_notes_reach_the_warnings(emps):
+    noted = [emps[0].with_(notes=("emps: column 'q' wraps around at ±π",))]
+    est = SparseFric(axis="prismatic", library="coulomb-viscous-offset", static_only=True)
+    assert est.fit(noted).warnings_[0] == noted[0].notes[0]
+
+
 def test_free_run_of_the_identified_model_follows_the_measured_motion(fitted, example):
     traj = example["test"][0]
     n = 1500  # 1.5 s from rest: open loop drifts over longer spans of a closed-loop recording
