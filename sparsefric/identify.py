@@ -37,7 +37,7 @@ from sparsefric.lugre_iterations import (
     prediction_error,
     run_iterations,
 )
-from sparsefric.model import JointModel
+from sparsefric.model import JointModel, units
 from sparsefric.optimizers.sr3 import GramCache, SR3Newton, SR3Result
 from sparsefric.preprocessing import Prepared, choose_window, prepare
 from sparsefric.selection import SweepResult, collinear_pairs, sweep, thin
@@ -287,6 +287,7 @@ class SparseFric:
         self.warnings_ = ([n for tr in [*trajectories, *(validate or [])] for n in tr.notes]
                           + [f.message for f in self.findings_]
                           + self._collinearity_warnings(library, x_fit, tau_fit))
+        self._check_inertia(self.static_model_)
         self.refinement_: SweepResult | None = None
         self.refined_ = False
         self.refinement_runs_: list[IterationResult] = []
@@ -345,9 +346,30 @@ class SparseFric:
             return static
         return self._refit_static(library, support | coulomb, *prep.subset(self.sliding_))
 
+    def _check_inertia(self, model: JointModel) -> None:
+        """A negative inertia is no joint. With no friction level left either (the sign
+        constraint zeroed it), the torque has the position's opposite sign: say so instead of
+        fitting on; otherwise the moves did not excite the inertia: warn."""
+        if model.inertia >= 0:
+            return
+        u = units(self.axis)
+        text = f"the identified inertia is negative ({model.inertia:.4g} {u['inertia']})"
+        if not model.coulomb + sum(a for _, a in model.stribeck) > 0:
+            raise SparsefricError(f"{text} and no friction opposes the motion: the torque seems "
+                                  "to have the opposite sign of the position (negate the torque "
+                                  "column)")
+        self.warnings_.append(f"{text}: the moves barely accelerate the joint, so the inertia "
+                              "is not identifiable from these data")
+
     def _fit_lugre(self, prep: Prepared, val: Prepared | None, library: FeatureLibrary,
                    static: _Split) -> None:
         first = self._first_outer(prep, library, static)
+        if not first.coulomb + sum(a for _, a in first.stribeck) > 0:
+            self.convergence_reason_ = "static model only: no positive Coulomb level"
+            self.warnings_.append(
+                "the static fit has no positive Coulomb level f_c + ΣA, so the LuGre bristle "
+                "model (z_ss = g(q̇)/σ0) is undefined: model.json holds the static model")
+            return
         rigid = self._joint_model(first).with_(coulomb=0.0, stribeck=(), viscous=())
         tau_c = prep.tau - rigid.rigid_body_torque(prep.signals.q, prep.signals.qdd)
         structure = Structure(tuple(p for p, _ in first.viscous),

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from sparsefric.data import load_trajectories
+from sparsefric.errors import SparsefricError
 from sparsefric.identify import DEFAULT_SIGMA0_STARTS, SparseFric, default_sigma0_starts
 
 from .conftest import EMPS
@@ -84,6 +87,27 @@ def test_emps_reference_model_is_reproduced(emps):
     assert dict(m.viscous)[1] == pytest.approx(203.5034, rel=0.02)
     assert m.coulomb == pytest.approx(20.3935, rel=0.03)
     assert m.offset == pytest.approx(-3.1648, abs=0.3)
+
+
+def test_a_torque_of_the_opposite_sign_is_named(emps):
+    """Torque logged with the opposite sign convention: inertia −95 kg; once a division by zero
+    deep in the LuGre integration (the sign constraint zeroed the Coulomb level)."""
+    flipped = [emps[0].with_(tau=-emps[0].tau)]
+    est = SparseFric(axis="prismatic", library="coulomb-viscous-offset")
+    with pytest.raises(SparsefricError, match="inertia is negative .* opposite sign"):
+        est.fit(flipped)
+
+
+def test_no_positive_coulomb_level_keeps_the_static_model(example, monkeypatch):
+    short = [tr.with_(t=tr.t[:6000], q=tr.q[:6000], tau=tr.tau[:6000])
+             for tr in example["train"]]
+    est = SparseFric(sigma0_starts=(1e4,))
+    monkeypatch.setattr(SparseFric, "_first_outer",
+                        lambda self, prep, library, static: replace(static, coulomb=0.0,
+                                                                    stribeck=()))
+    est.fit(short)
+    assert est.model_ is est.static_model_ and est.lugre_model_ is None
+    assert any("no positive Coulomb level" in w for w in est.warnings_)
 
 
 def test_loading_notes_reach_the_warnings(emps):
