@@ -101,15 +101,45 @@ def quantisation_step(y: np.ndarray, rtol: float = 1e-3) -> float:
     return step if np.mean(on_lattice) > 0.95 else 0.0
 
 
+#: Samples per block of :func:`regime_noise_std`.
+NOISE_BLOCK = 1000
+#: Ratio of the upper-quartile block estimate to the whole-record one beyond which the noise
+#: level is taken to change along the record. Below it λ = κσ̂ moves by much less than one step
+#: of the half-decade κ grid (×3.2), and the whole-record estimate is kept.
+NOISE_CHANGE_RATIO = 1.3
+
+
+def regime_noise_std(y: np.ndarray, m: int = 4) -> float:
+    """:func:`noise_std` of the record, or of its noisier part if the noise level changes.
+
+    The trimmed estimate of the whole record mixes regimes: a recording that starts with 10 s at
+    rest, where the position and torque are quieter than in motion, gave 60 % of the moving
+    noise, the SURE rule then chose κ 100–1000× smaller, the barely smoothed q̈ attenuated the
+    inertia by 48 %. The record is cut into blocks of :data:`NOISE_BLOCK` samples; when the upper
+    quartile of their estimates exceeds the whole-record one by :data:`NOISE_CHANGE_RATIO`, it is
+    used instead (smoothing for the noisier regime; too much smoothing costs far less than too
+    little). On a record with uniform noise the two agree within a few % and nothing changes; of
+    the 24 simulated and real data sets of the benchmark and the robustness sweep, one record
+    (a 14-bit encoder, ratio 1.39) uses it.
+    """
+    overall = noise_std(y, m)
+    n = y.size // NOISE_BLOCK
+    if n < 4:
+        return overall
+    blocks = [noise_std(y[i * NOISE_BLOCK:(i + 1) * NOISE_BLOCK], m) for i in range(n)]
+    upper = float(np.quantile(blocks, 0.75))
+    return upper if upper > NOISE_CHANGE_RATIO * overall else overall
+
+
 def measurement_noise_std(y: np.ndarray, m: int = 4) -> float:
-    """:func:`noise_std`, but at least Δ/√12 on a lattice signal of step Δ.
+    """:func:`regime_noise_std`, but at least Δ/√12 on a lattice signal of step Δ.
 
     Slow moves on a coarse encoder stay on one count for many samples: their differences are
     mostly 0, and the trimmed mean square sees less noise than the rounding adds (on a 14-bit
     encoder 3.6e-5 rad against Δ/√12 = 1.1e-4 rad). The smaller estimate lets the trend filter
     follow every count: q̈ errors of hundreds of rad/s².
     """
-    return max(noise_std(y, m), quantisation_step(y) / np.sqrt(12.0))
+    return max(regime_noise_std(y, m), quantisation_step(y) / np.sqrt(12.0))
 
 
 def trend_filter(
