@@ -118,9 +118,9 @@ def regime_noise_std(y: np.ndarray, m: int = 4) -> float:
     inertia by 48 %. The record is cut into blocks of :data:`NOISE_BLOCK` samples; when the upper
     quartile of their estimates exceeds the whole-record one by :data:`NOISE_CHANGE_RATIO`, it is
     used instead (smoothing for the noisier regime; too much smoothing costs far less than too
-    little). On a record with uniform noise the two agree within a few % and nothing changes; of
-    the 24 simulated and real data sets of the benchmark and the robustness sweep, one record
-    (a 14-bit encoder, ratio 1.39) uses it.
+    little). On a record with uniform noise the two agree within a few % and nothing changes:
+    no record of the 24 simulated and real data sets of the benchmark and of the robustness
+    sweep uses it.
     """
     overall = noise_std(y, m)
     n = y.size // NOISE_BLOCK
@@ -132,14 +132,19 @@ def regime_noise_std(y: np.ndarray, m: int = 4) -> float:
 
 
 def measurement_noise_std(y: np.ndarray, m: int = 4) -> float:
-    """:func:`regime_noise_std`, but at least Δ/√12 on a lattice signal of step Δ.
+    """:func:`regime_noise_std`; on a lattice of step Δ, :func:`noise_std` but at least Δ/√12.
 
     Slow moves on a coarse encoder stay on one count for many samples: their differences are
     mostly 0, and the trimmed mean square sees less noise than the rounding adds (on a 14-bit
     encoder 3.6e-5 rad against Δ/√12 = 1.1e-4 rad). The smaller estimate lets the trend filter
-    follow every count: q̈ errors of hundreds of rad/s².
+    follow every count: q̈ errors of hundreds of rad/s². On a lattice the rounding is the known
+    floor and the blocks are not compared: at the slow speeds of some blocks successive rounding
+    errors are correlated and their estimates scatter by ±25 % around Δ/√12.
     """
-    return max(regime_noise_std(y, m), quantisation_step(y) / np.sqrt(12.0))
+    step = quantisation_step(y)
+    if step > 0:
+        return max(noise_std(y, m), step / np.sqrt(12.0))
+    return regime_noise_std(y, m)
 
 
 def trend_filter(
