@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from sparsefric.model import JointModel, units
+
 if TYPE_CHECKING:
     from sparsefric.preprocessing import Prepared
 
@@ -215,6 +217,28 @@ def check_speed_range(qd: np.ndarray, unit: str = "rad/s") -> list[Finding]:
                     f"the joint moves at {low:.3g}–{high:.3g} {unit} only (ratio {high / low:.1f}, "
                     f"at least {MIN_SPEED_RATIO:g} is needed): a Stribeck term cannot be "
                     "identified; add slower and faster moves or use --library coulomb-viscous")]
+
+
+# ---------------------------------------------------------------------------- fitted model
+def check_inertia(model: JointModel) -> list[Finding]:
+    """A static model whose inertia came out negative [kg·m² or kg].
+
+    With no friction level left either (the sign constraint zeroed f_c + ΣA), the torque was
+    logged with the opposite sign of the position: an error that says so (before, g(q̇) = 0
+    ended in a division by zero deep in the LuGre integration). With friction, the moves did
+    not excite the inertia: a warning.
+    """
+    if model.inertia >= 0:
+        return []
+    text = (f"the identified inertia is negative ({model.inertia:.4g} "
+            f"{units(model.axis)['inertia']})")
+    if not model.g0 > 0:
+        return [Finding("error", "opposite_torque_sign",
+                        f"{text} and no friction opposes the motion: the torque seems to have "
+                        "the opposite sign of the position (negate the torque column)")]
+    return [Finding("warning", "negative_inertia",
+                    f"{text}: the moves barely accelerate the joint, so the inertia is not "
+                    "identifiable from these data")]
 
 
 # ---------------------------------------------------------------------------- units

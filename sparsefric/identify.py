@@ -18,7 +18,7 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from sparsefric.data import Trajectory
-from sparsefric.diagnostics import diagnose_prepared, errors, forces_static
+from sparsefric.diagnostics import check_inertia, diagnose_prepared, errors, forces_static
 from sparsefric.errors import SparsefricError
 from sparsefric.feature_library import (
     DEFAULT_DELTAS,
@@ -37,7 +37,7 @@ from sparsefric.lugre_iterations import (
     prediction_error,
     run_iterations,
 )
-from sparsefric.model import JointModel, units
+from sparsefric.model import JointModel
 from sparsefric.optimizers.sr3 import GramCache, SR3Newton, SR3Result
 from sparsefric.preprocessing import Prepared, choose_window, prepare
 from sparsefric.selection import SweepResult, collinear_pairs, sweep, thin
@@ -81,6 +81,11 @@ class _Split:
     coulomb: float
     stribeck: tuple[tuple[float, float], ...]
     omega: float
+
+    @property
+    def g0(self) -> float:
+        """g(0⁺) = f_c + ΣA [N·m or N]."""
+        return self.coulomb + sum(a for _, a in self.stribeck)
 
 
 class SparseFric:
@@ -291,7 +296,10 @@ class SparseFric:
         self.warnings_ = ([n for tr in [*trajectories, *(validate or [])] for n in tr.notes]
                           + [f.message for f in self.findings_]
                           + self._collinearity_warnings(library, x_fit, tau_fit))
-        self._check_inertia(self.static_model_)
+        inertia = check_inertia(self.static_model_)
+        if bad := errors(inertia):
+            raise SparsefricError(bad[0].message)
+        self.warnings_ += [f.message for f in inertia]
         self.warnings_ += self._offset_warning(library, x_fit, tau_fit)
         self.refinement_: SweepResult | None = None
         self.refined_ = False
@@ -382,25 +390,10 @@ class SparseFric:
                 f"step 1 puts {offset:.3g} N·m ({100 * share:.0f} % of the torque RMS) into it; "
                 "rerun with --offset, or the offset leaks into the inertia, gravity and friction"]
 
-    def _check_inertia(self, model: JointModel) -> None:
-        """A negative inertia is no joint. With no friction level left either (the sign
-        constraint zeroed it), the torque has the position's opposite sign: say so instead of
-        fitting on; otherwise the moves did not excite the inertia: warn."""
-        if model.inertia >= 0:
-            return
-        u = units(self.axis)
-        text = f"the identified inertia is negative ({model.inertia:.4g} {u['inertia']})"
-        if not model.coulomb + sum(a for _, a in model.stribeck) > 0:
-            raise SparsefricError(f"{text} and no friction opposes the motion: the torque seems "
-                                  "to have the opposite sign of the position (negate the torque "
-                                  "column)")
-        self.warnings_.append(f"{text}: the moves barely accelerate the joint, so the inertia "
-                              "is not identifiable from these data")
-
     def _fit_lugre(self, prep: Prepared, val: Prepared | None, library: FeatureLibrary,
                    static: _Split) -> None:
         first = self._first_outer(prep, library, static)
-        if not first.coulomb + sum(a for _, a in first.stribeck) > 0:
+        if not first.g0 > 0:
             self.convergence_reason_ = "static model only: no positive Coulomb level"
             self.warnings_.append(
                 "the static fit has no positive Coulomb level f_c + ΣA, so the LuGre bristle "
@@ -468,8 +461,7 @@ class SparseFric:
     def _sigma0_starts(self, first: _Split) -> tuple[float, ...]:
         if self.sigma0_starts is not None:
             return tuple(self.sigma0_starts)
-        g0 = first.coulomb + sum(a for _, a in first.stribeck)
-        return default_sigma0_starts(g0 if g0 > 0 else 25.0, self.axis)  # 25: the paper's
+        return default_sigma0_starts(first.g0, self.axis)  # g0 > 0: checked by _fit_lugre
 
     def _refine(self, best: IterationResult, structure: Structure, prep: Prepared,
                 val: Prepared | None, tau_c: np.ndarray, rigid: JointModel,

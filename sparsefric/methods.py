@@ -73,9 +73,8 @@ def fit_baseline(method: str, train: Sequence[Trajectory], axis: str = "revolute
     if method == "idim-ls":
         return start
     if method == "output-error":
-        g0 = start.coulomb + sum(a for _, a in start.stribeck)
         starts = sigma0_starts or default_sigma0_starts(
-            g0 if g0 > 0 else FALLBACK_BREAKAWAY, axis)
+            start.g0 if start.g0 > 0 else FALLBACK_BREAKAWAY, axis)
         return output_error_multistart(train, axis, start, starts,
                                        cutoff_hz=_cutoff(cutoff_hz, OUTPUT_ERROR_CUTOFF_HZ, train))
     cve = cve_from_trajectories([*train, *validate])

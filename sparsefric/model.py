@@ -115,6 +115,11 @@ class JointModel:
         """Inverse dynamics τ̂ = rigid body + friction [N·m] along one trajectory."""
         return self.rigid_body_torque(q, qdd) + self.friction_torque(qd, dt, z0)
 
+    @property
+    def g0(self) -> float:
+        """g(0⁺) = f_c + ΣA [N·m or N]: the Coulomb–Stribeck level at rest."""
+        return self.coulomb + sum(a for _, a in self.stribeck)
+
     def breakaway_torque(self, v_max: float = 2.0) -> float:
         """Break-away torque [N·m]: the largest Coulomb–Stribeck friction s(q̇)·g(q̇) over
         0 < q̇ ≤ v_max, viscous terms excluded.

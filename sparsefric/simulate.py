@@ -174,8 +174,7 @@ def _static_as_lugre(model: JointModel) -> JointModel:
     """A static model simulated as LuGre with a stiff bristle (0.1 mrad pre-sliding deflection)."""
     if model.kind == "lugre":
         return model
-    g0 = model.coulomb + sum(a for _, a in model.stribeck)
-    sigma0 = max(g0, 1e-6) / 1e-4
+    sigma0 = max(model.g0, 1e-6) / 1e-4
     return model.with_(kind="lugre", sigma0=sigma0,
                        sigma1=2 * np.sqrt(sigma0 * max(model.inertia, 1e-9)))
 

@@ -148,3 +148,15 @@ def test_denoising_that_removes_most_of_the_torque_is_flagged():
 def test_mismatched_lengths_are_rejected():
     with pytest.raises(ValueError):
         diagnose(np.zeros(3), np.zeros(3), np.zeros(2), np.zeros(3))
+
+
+def test_negative_inertia_is_an_error_only_without_friction():
+    from sparsefric.diagnostics import check_inertia
+    from sparsefric.model import JointModel
+
+    flipped = JointModel(inertia=-1.6, coulomb=0.0)
+    (f,) = check_inertia(flipped)
+    assert f.level == "error" and f.code == "opposite_torque_sign" and "kg·m²" in f.message
+    (f,) = check_inertia(JointModel(inertia=-0.01, coulomb=5.0))
+    assert f.level == "warning" and f.code == "negative_inertia"
+    assert check_inertia(JointModel(inertia=1.5, coulomb=5.0)) == []
