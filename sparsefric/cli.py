@@ -91,6 +91,11 @@ def _load(paths: Sequence[str], args: argparse.Namespace):
 
 
 # ------------------------------------------------------------------------------ identify
+#: identify options that only sparsefric uses (their defaults come from the parser).
+_SPARSEFRIC_ONLY = ("model", "static_only", "library", "offset", "omega_starts", "aic_parts",
+                    "presliding_distance", "nu", "tanh_k")
+
+
 def _identify_parser(sub) -> None:
     p = sub.add_parser("identify", help="identify a joint model from trajectories",
                        description="Steps 0–3: differentiation, static structure by SR3 and "
@@ -129,7 +134,8 @@ def _identify_parser(sub) -> None:
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--json", action="store_true", help="print a machine-readable summary")
     _add_data_options(p)
-    p.set_defaults(run=_run_identify)
+    p.set_defaults(run=_run_identify, sparsefric_only={
+        name: p.get_default(name) for name in _SPARSEFRIC_ONLY})
 
 
 def _estimator(args: argparse.Namespace, model: str):
@@ -269,19 +275,13 @@ def _run_identify(args: argparse.Namespace) -> int:
     return 0
 
 
-#: identify options that only sparsefric uses, with their defaults.
-_SPARSEFRIC_ONLY = {"model": "A", "static_only": False, "library": "full", "offset": False,
-                    "omega_starts": None, "aic_parts": None, "presliding_distance": None,
-                    "nu": 0.01}
-
-
 def _check_method_options(args: argparse.Namespace) -> None:
     """Reject options the chosen ``--method`` would silently ignore."""
     def flag(name: str) -> str:
         return "--" + name.replace("_", "-")
 
     if args.method != "sparsefric":
-        for name, default in _SPARSEFRIC_ONLY.items():
+        for name, default in args.sparsefric_only.items():
             if getattr(args, name) != default:
                 raise SparsefricError(f"{flag(name)} applies to --method sparsefric only")
     if args.presliding and args.method != "two-step":
