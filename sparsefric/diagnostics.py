@@ -90,11 +90,12 @@ def diagnose(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
 
 
 def diagnose_prepared(prep: Prepared, *, axis: str = "revolute") -> list[Finding]:
-    """:func:`diagnose` on a :class:`~sparsefric.preprocessing.Prepared` training set, and
-    :func:`check_denoising` of its torque."""
+    """:func:`diagnose` on a :class:`~sparsefric.preprocessing.Prepared` training set,
+    :func:`check_denoising` of its torque and :func:`check_sampling` of its periods."""
     x = prep.signals
     found = diagnose(x.q, x.qd, x.qdd, prep.tau_raw, prep.bounds, axis=axis)
     found += check_denoising(prep.tau_raw, prep.tau, "N" if axis == "prismatic" else "N·m")
+    found += check_sampling(prep.dt)
     return sorted(found, key=lambda f: f.level != "error")
 
 
@@ -122,6 +123,27 @@ def check_denoising(tau_raw: np.ndarray, tau: np.ndarray, unit: str = "N·m") ->
                     f"{100 * removed / total:.0f} % of the torque: the record is dominated by "
                     "content faster than the motion (vibration, a hunting position loop, a noisy "
                     "current signal) and the identified parameters are uncertain")]
+
+
+#: Longest sampling period [s] that resolves the bristle dynamics (time constants of ms).
+MAX_PERIOD_S = 0.02
+
+
+def check_sampling(periods: Sequence[float]) -> list[Finding]:
+    """A sampling period [s] too long for friction dynamics, often a time column in ms.
+
+    The pre-sliding transition lasts milliseconds (z_ss/|q̇| at the speeds of a reversal), so
+    records for LuGre are sampled at hundreds of Hz or more. A time column in milliseconds
+    read as seconds passes every check of the file (a uniform 1 s period) and yields a model
+    1000× slow: inertia ×1e6, viscous ×1e3, with no error.
+    """
+    slowest = max(periods, default=0.0)
+    if slowest <= MAX_PERIOD_S:
+        return []
+    return [Finding("warning", "slow_sampling",
+                    f"the sampling period is {slowest:.4g} s, too long to resolve the bristle "
+                    f"dynamics (at most {MAX_PERIOD_S:g} s): is the time column in seconds? "
+                    "(a column in ms makes every speed 1000× too small)")]
 
 
 def forces_static(findings: Sequence[Finding]) -> bool:

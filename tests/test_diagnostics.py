@@ -127,7 +127,7 @@ def test_messages_are_single_lines_and_errors_come_first():
 def test_diagnose_prepared_reads_the_raw_torque():
     q, qd, qdd, tau = _from_velocity(_rich_velocity(), clip=3.0)
     prep = SimpleNamespace(signals=SimpleNamespace(q=q, qd=qd, qdd=qdd), tau=tau.copy(),
-                           tau_raw=tau, bounds=[(0, len(q))])
+                           tau_raw=tau, bounds=[(0, len(q))], dt=[DT])
     assert _codes(diagnose_prepared(prep)) == {"torque_clipped"}
 
 
@@ -137,7 +137,7 @@ def test_denoising_that_removes_most_of_the_torque_is_flagged():
 
     def prepared(raw):
         return SimpleNamespace(signals=SimpleNamespace(q=q, qd=qd, qdd=qdd), tau=tau,
-                               tau_raw=raw, bounds=[(0, len(q))])
+                               tau_raw=raw, bounds=[(0, len(q))], dt=[DT])
 
     assert diagnose_prepared(prepared(tau + 0.05)) == []
     found = diagnose_prepared(prepared(hunting))
@@ -160,3 +160,11 @@ def test_negative_inertia_is_an_error_only_without_friction():
     (f,) = check_inertia(JointModel(inertia=-0.01, coulomb=5.0))
     assert f.level == "warning" and f.code == "negative_inertia"
     assert check_inertia(JointModel(inertia=1.5, coulomb=5.0)) == []
+
+
+def test_a_period_of_seconds_is_questioned():
+    from sparsefric.diagnostics import check_sampling
+
+    (f,) = check_sampling([1e-3, 1.0])  # a time column in ms read as s
+    assert f.code == "slow_sampling" and "1 s" in f.message and "ms" in f.message
+    assert check_sampling([1e-3, 1e-2]) == []
