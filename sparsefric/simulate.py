@@ -170,10 +170,21 @@ def _simulate(q_ref, qd_ref, tau_ff, kp, kd, alpha, T, substeps,
     return q_true, qd_true, qdd_true, z_true, q_meas, tau
 
 
+#: Coulomb level [N·m or N] given to a static model without Coulomb–Stribeck friction when it
+#: is simulated as LuGre (g = 0 has no bristle steady state: ż = q̇ − σ0|q̇|z/g divides by it).
+NO_FRICTION_LEVEL = 1e-9
+
+
 def _static_as_lugre(model: JointModel) -> JointModel:
-    """A static model simulated as LuGre with a stiff bristle (0.1 mrad pre-sliding deflection)."""
+    """A static model simulated as LuGre with a stiff bristle (0.1 mrad pre-sliding deflection).
+
+    A model with no Coulomb–Stribeck level (only viscous friction) gets a negligible one,
+    :data:`NO_FRICTION_LEVEL`; with g = 0 the report's free run divided by zero.
+    """
     if model.kind == "lugre":
         return model
+    if not model.g0 > 0:
+        model = model.with_(coulomb=NO_FRICTION_LEVEL, stribeck=())
     sigma0 = max(model.g0, 1e-6) / 1e-4
     return model.with_(kind="lugre", sigma0=sigma0,
                        sigma1=2 * np.sqrt(sigma0 * max(model.inertia, 1e-9)))

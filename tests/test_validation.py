@@ -203,3 +203,18 @@ def test_hysteresis_branches(truth):
     f_acc = pos[pos.branch == "accelerating"]["tau_f"].mean()
     f_dec = pos[pos.branch == "decelerating"]["tau_f"].mean()
     assert f_acc < f_dec
+
+
+def test_free_run_of_a_model_without_coulomb_friction():
+    """A static model with viscous friction only (f_c + ΣA = 0): simulated as LuGre its g(q̇)
+    was 0 and the report's free run divided by zero; the joint now follows τ = I q̈ + c q̇."""
+    from sparsefric.validation import free_run_compare
+
+    model = JointModel(inertia=1.0, viscous=((1, 2.0),))
+    t = np.arange(2000) * 1e-3
+    tau = np.where(t < 1.0, 2.0, 0.0)  # 2 N·m for 1 s: q̇ → 1 − e^{−2t}, then decays
+    qd_true = np.where(t < 1.0, 1 - np.exp(-2 * t), (1 - np.exp(-2.0)) * np.exp(-2 * (t - 1.0)))
+    q_true = np.concatenate([[0.0], np.cumsum(qd_true[:-1]) * 1e-3])
+    res = free_run_compare(model, t, q_true, tau, qd=qd_true)
+    assert np.all(np.isfinite(res.q_sim))
+    np.testing.assert_allclose(res.qd_sim, qd_true, atol=5e-3)
