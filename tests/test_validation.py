@@ -208,7 +208,6 @@ def test_hysteresis_branches(truth):
 def test_free_run_of_a_model_without_coulomb_friction():
     """A static model with viscous friction only (f_c + ΣA = 0): simulated as LuGre its g(q̇)
     was 0 and the report's free run divided by zero; the joint now follows τ = I q̈ + c q̇."""
-
     model = JointModel(inertia=1.0, viscous=((1, 2.0),))
     t = np.arange(2000) * 1e-3
     tau = np.where(t < 1.0, 2.0, 0.0)  # 2 N·m for 1 s: q̇ → 1 − e^{−2t}, then decays
