@@ -84,6 +84,10 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
 def _load(paths: Sequence[str], args: argparse.Namespace):
     from sparsefric.data import Columns, load_trajectories
 
+    if getattr(args, "differentiation", None) == "given" and not (
+            args.velocity and args.acceleration):
+        raise SparsefricError("--differentiation given needs the measured --velocity and "
+                              "--acceleration columns")
     cols = Columns(args.time, args.position, args.torque, args.velocity, args.acceleration,
                    args.trajectory_column)
     return load_trajectories(list(paths), cols, angle_unit=args.angle_unit,

@@ -72,6 +72,8 @@ def test_simulate_writes_trajectories_and_truth(tmp_path):
     (["identify", str(EMPS), "--method", "idim-ls", "--presliding", str(EMPS)],
      "--presliding applies to --method two-step only"),
     (["identify", str(EMPS), "--method", "two-step"], "--method two-step needs --presliding"),
+    (["identify", str(EMPS), "--differentiation", "given", "--velocity", "qd"],
+     "--differentiation given needs the measured --velocity and --acceleration columns"),
     (["identify", str(EMPS), "--method", "idim-ls", "--cutoff-hz", "600"],
      "--cutoff-hz 600 is not below the Nyquist frequency 500 Hz"),
 ])
