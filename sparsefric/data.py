@@ -102,7 +102,7 @@ def _read_table(path: Path) -> pd.DataFrame:
             except ImportError:
                 raise DataError(f"{path}: reading Parquet needs pyarrow "
                                 "(pip install pyarrow)") from None
-        return pd.read_csv(path, skipinitialspace=True)
+        return pd.read_csv(path, skipinitialspace=True, **_csv_dialect(path))
     except DataError:
         raise
     except pd.errors.EmptyDataError:
@@ -110,6 +110,22 @@ def _read_table(path: Path) -> pd.DataFrame:
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
         raise DataError(f"{path}: cannot be read as a table ({first})") from None
+
+
+def _csv_dialect(path: Path) -> dict[str, str]:
+    """Separator (and decimal mark) of a CSV whose header has no comma: ``;`` or a tab.
+
+    Spreadsheets in many locales export ``t;q;tau`` with decimal commas (``0,5``); loggers often
+    write tab-separated text. Read with commas, such a file is one column named "t;q;tau".
+    """
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        header, first = fh.readline(), fh.readline()
+    if "," in header:
+        return {}
+    for sep in (";", "\t"):
+        if sep in header:
+            return {"sep": sep, "decimal": ","} if "," in first else {"sep": sep}
+    return {}
 
 
 def _numeric_column(df: pd.DataFrame, name: str, path: Path, row0: int) -> np.ndarray:

@@ -60,6 +60,20 @@ def test_a_glitch_is_not_taken_for_a_wrap():
     np.testing.assert_array_equal(unwrap_angle(glitch)[0], glitch)
 
 
+def test_semicolon_and_tab_separated_files(tmp_path):
+    """Spreadsheet exports with ';' and decimal commas, and tab-separated logs, read as the
+    comma-separated original (they were one column named 't;q;tau')."""
+    path = _write(tmp_path)
+    text = path.read_text()
+    (tmp_path / "semi.csv").write_text(text.replace(",", ";").replace(".", ","))
+    (tmp_path / "tab.txt").write_text(text.replace(",", "\t"))
+    (ref,) = load_trajectories(path)
+    for name in ("semi.csv", "tab.txt"):
+        (traj,) = load_trajectories(tmp_path / name)
+        np.testing.assert_array_equal(traj.q, ref.q)
+        np.testing.assert_array_equal(traj.tau, ref.tau)
+
+
 def test_trajectory_column_splits_a_file(tmp_path):
     path = _write(tmp_path, n=200, trajectory=np.repeat(["a", "b"], 100))
     df = pd.read_csv(path)

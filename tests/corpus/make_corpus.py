@@ -56,8 +56,6 @@ def _bad_csvs() -> dict[str, str | bytes]:
     return {
         "empty": "",
         "header_only": "t,q,tau\n",
-        "semicolon_delimiter": _csv(good, sep=";"),
-        "tab_delimiter": _csv(good, sep="\t"),
         "binary_garbage": bytes((i * 37 + 11) % 256 for i in range(2048)),
         "utf16": _csv(good).encode("utf-16"),
         "latin1_header": "t,q,tau,Drehmoment \xb5\n".encode("latin-1") + b"0,0,0,0\n" * 60,
