@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -296,8 +297,6 @@ def _check_method_options(args: argparse.Namespace) -> None:
 
 def _run_baseline(args: argparse.Namespace, train, validate, test) -> int:
     """``identify --method`` with a baseline: model.json and a summary of its errors."""
-    import time
-
     from sparsefric.methods import fit_baseline
 
     presliding = _load([args.presliding], args)[0] if args.presliding else None

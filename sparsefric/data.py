@@ -229,8 +229,8 @@ def unwrap_angle(q: np.ndarray) -> tuple[np.ndarray, int]:
     full turn when the joint crosses ±π; differentiated as it is, each jump is a velocity spike
     of 2π/Δt that ruins every regression. A step larger than π between two samples is read as a
     wrap only if what is left after removing the full turns is an ordinary step (at most
-    :data:`WRAP_STEP_FACTOR` times the largest step elsewhere): a glitch or a position in other
-    units is left alone.
+    :data:`WRAP_STEP_FACTOR` times the largest step elsewhere), and then removed by
+    ``numpy.unwrap``; a glitch or a position in other units is left alone.
     """
     step = np.diff(q)
     jumps = np.abs(step) > np.pi
@@ -241,9 +241,7 @@ def unwrap_angle(q: np.ndarray) -> tuple[np.ndarray, int]:
     ordinary = float(np.max(np.abs(step[~jumps])))
     if np.any(rest > min(WRAP_STEP_FACTOR * ordinary, np.pi / 4)):
         return q, 0
-    correction = np.zeros_like(step)
-    correction[jumps] = -2 * np.pi * turns
-    return q + np.concatenate([[0.0], np.cumsum(correction)]), int(jumps.sum())
+    return np.unwrap(q), int(jumps.sum())
 
 
 def _check_motion(traj: Trajectory, columns: Columns) -> None:

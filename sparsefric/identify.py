@@ -187,9 +187,11 @@ class SparseFric:
             raise SparsefricError(f"--model must be A or B, got {self.model!r}")
         return float(self.tanh_k) if self.model == "B" else 0.0
 
-    def _library(self) -> FeatureLibrary:
+    def _library(self, offset: bool | None = None) -> FeatureLibrary:
+        """The step-1 library; ``offset`` overrides the estimator's choice of an offset column."""
         return static_library(self.axis, name=self.library, n_viscous=self.n_viscous,
-                              deltas=self.deltas, tanh_k=self._k, offset=self.offset)
+                              deltas=self.deltas, tanh_k=self._k,
+                              offset=self.offset if offset is None else offset)
 
     def _prepare(self, trajectories: list[Trajectory]) -> Prepared:
         """Differentiate ``trajectories``; the training and validation data of the last ``fit``
@@ -377,8 +379,7 @@ class SparseFric:
             return []
         best = self.sweep_.best
         n_rigid = sum(t.kind in RIGID_KINDS for t in library.terms())
-        with_offset = static_library(self.axis, name=self.library, n_viscous=self.n_viscous,
-                                     deltas=self.deltas, tanh_k=self._k, offset=True)
+        with_offset = self._library(offset=True)
         sub = with_offset.select(np.r_[best.support[:n_rigid], True, best.support[n_rigid:]])
         res = SR3Newton(threshold=0.0, nu=self.nu).fit(GramCache(sub, x_fit, tau_fit),
                                                        best.theta)
