@@ -32,15 +32,21 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-import sparsefric.simulate as simmod
+import sparsefric.simulate.joint as simmod
 from sparsefric import lugre
 from sparsefric.baselines import idim_ls, output_error_lugre
 from sparsefric.data import Trajectory, load_trajectories
-from sparsefric.experiment import EXAMPLE_SENSORS, EXAMPLE_TRUTH, paper_experiment
-from sparsefric.feature_library import Signals, static_library
+from sparsefric.feature_library import static_library
 from sparsefric.identify import DEFAULT_OMEGA_STARTS, SparseFric
 from sparsefric.selection import sweep
-from sparsefric.simulate import Sensors, simulate_moves
+from sparsefric.signals import Signals
+from sparsefric.simulate import (
+    EXAMPLE_SENSORS,
+    EXAMPLE_TRUTH,
+    Sensors,
+    paper_experiment,
+    simulate_moves,
+)
 
 HERE = Path(__file__).resolve().parent
 EXAMPLE = HERE.parent / "data" / "example"

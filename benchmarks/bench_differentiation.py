@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from sparsefric.differentiation import differentiate, trend_filter
-from sparsefric.differentiation.pipeline import second_difference
-from sparsefric.experiment import stop_and_go_moves
+from sparsefric.differentiation.derivatives import second_difference
+from sparsefric.simulate import stop_and_go_moves
 
 #: Relative objective excess accepted as "equal accuracy".
 EQUAL_ACCURACY_RTOL = 1e-3

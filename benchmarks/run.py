@@ -19,8 +19,9 @@ Methods (sparsefric.baselines for the baselines):
   pre-sliding experiment ``presliding_experiment(truth)`` (simulated joints only); a_c, a_s, o
   from IDIM-LS.  Its wall time covers CVE extraction and both fits, not the simulation.
 
-Every model is scored on the same preprocessed test data: ``SparseFric(axis).relative_error(test,
-model=m)`` (TV differentiation, LuGre z integrated from 0), ‖τ − τ̂‖/‖τ‖ on the measured torque.
+Every model is scored on the same preprocessed test data: ``Preprocessor().prepare(test)
+.relative_error(m)`` (TV differentiation, LuGre z integrated from 0), ‖τ − τ̂‖/‖τ‖ on the measured
+torque.
 """
 
 from __future__ import annotations
@@ -47,10 +48,10 @@ from sparsefric.baselines import (
     two_step_lugre,
 )
 from sparsefric.data import Trajectory, load_trajectories
-from sparsefric.experiment import EXAMPLE_TRUTH, PAPER_SPLIT, paper_experiment
 from sparsefric.identify import SparseFric, default_sigma0_starts
 from sparsefric.model import JointModel
-from sparsefric.simulate import Sensors
+from sparsefric.preprocessing import Preprocessor
+from sparsefric.simulate import EXAMPLE_TRUTH, PAPER_SPLIT, Sensors, paper_experiment
 from sparsefric.validation import cve_from_trajectories
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -282,14 +283,14 @@ def row(ds: Dataset, r: Result, t_ref: float) -> dict[str, object]:
 
 def evaluate(ds: Dataset) -> pd.DataFrame:
     results = run_methods(ds)
-    scorer = SparseFric(axis=ds.axis)  # identical preprocessing of the test data for everyone
+    scorer = Preprocessor().prepare(ds.test)  # identical preprocessing for everyone
     references = [Result("truth", ds.truth)] if ds.truth is not None else \
         [Result("published IDIM-LS", EMPS_REFERENCE)]
     for r in results + references:
         if r.model is None:
             continue
         try:
-            r.test_error = scorer.relative_error(ds.test, model=r.model)
+            r.test_error = scorer.relative_error(r.model)
         except Exception as exc:  # noqa: BLE001
             r.error = r.error or f"scoring: {type(exc).__name__}: {exc}"[:160]
         if not np.isfinite(r.test_error) and not r.error:
@@ -352,7 +353,7 @@ the offset o; f_c; the break-away torque τ_break = `JointModel.breakaway_torque
 static curve; σ0, σ1 where the method has them).  `static RMS`: RMS of the relative error of the
 static friction curve on 200 log-spaced velocities over 0.02–2.1 rad/s (prismatic: 0.002–0.21
 m/s).  `test`: ‖τ − τ̂‖/‖τ‖ on the test trajectories, every model scored by the same
-`SparseFric(axis).relative_error(test, model=m)` (TV-differentiated q, q̇, q̈; LuGre z from 0).
+`Preprocessor().prepare(test).relative_error(m)` (TV-differentiated q, q̇, q̈; LuGre z from 0).
 `wall s`: identification wall time in this run; `÷ sparsefric`: that time over sparsefric's on
 the same data.  The `truth` row scores the true model on the same preprocessed test data (the
 floor set by noise and differentiation)."""

@@ -8,7 +8,7 @@ noise; a Stribeck curve with a visible peak and odd viscous powers as the paper 
 
 from pathlib import Path
 
-from sparsefric.experiment import EXAMPLE_SENSORS, EXAMPLE_TRUTH, paper_experiment, write_experiment
+from sparsefric.simulate import EXAMPLE_SENSORS, EXAMPLE_TRUTH, paper_experiment, write_experiment
 
 if __name__ == "__main__":
     out = Path(__file__).resolve().parent.parent / "data" / "example"

@@ -21,7 +21,6 @@ whose friction stands out.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import html
 import json
@@ -30,30 +29,44 @@ import multiprocessing
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
-from sparsefric.atomic import write_text
+from sparsefric.atomic import staged, write_text
+from sparsefric.data import LOAD_DEFAULTS, load_with
 from sparsefric.errors import SparsefricError
+from sparsefric.identify import SparseFric
 from sparsefric.model import JointModel
+from sparsefric.options import (
+    ANGLE_UNITS,
+    AXES,
+    DEFAULT_OUTLIER_Z,
+    DIFFERENTIATION,
+    LIBRARIES,
+    SIGN_MODELS,
+    parse_bool,
+    parse_positive,
+    parse_positive_list,
+)
+from sparsefric.outputs import RESULT_NAMES, write_results
+from sparsefric.result import IdentificationResult
 
 REQUIRED = ("joint", "train")
 FILE_COLUMNS = ("train", "validate", "test")
 #: Friction parameters compared across joints by robust z-score (summary column → label).
 COMPARED = {"breakaway": "break-away torque", "coulomb": "Coulomb f_c", "viscous": "viscous c_1",
             "sigma0": "σ0"}
-#: Default |robust z| above which a joint's parameter is flagged.
-DEFAULT_OUTLIER_Z = 3.5
 _JOINT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 _RESERVED = {"summary.csv", "summary.html"}
-_TRUE = {"true", "yes", "1", "y", "on"}
-_FALSE = {"false", "no", "0", "n", "off"}
 
 
 # ------------------------------------------------------------------------------ manifest values
@@ -63,30 +76,6 @@ def _choice(*choices: str) -> Callable[[str], str]:
             raise ValueError(f"expected one of {', '.join(choices)}, got {text!r}")
         return text
     return parse
-
-
-def _bool(text: str) -> bool:
-    low = text.lower()
-    if low not in _TRUE | _FALSE:
-        raise ValueError(f"expected true or false, got {text!r}")
-    return low in _TRUE
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"expected a number, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"expected a positive number, got {text!r}")
-    return value
-
-
-def _positive_list(text: str) -> tuple[float, ...]:
-    parts = [p for p in re.split(r"[;,\s]+", text) if p]
-    if not parts:
-        raise ValueError("expected positive numbers separated by ';'")
-    return tuple(_positive(p) for p in parts)
 
 
 def _aic_parts(text: str) -> int:
@@ -102,23 +91,23 @@ def _name(text: str) -> str:
 #: Option columns of the manifest → parser of a cell (estimator keywords of
 #: :class:`~sparsefric.identify.SparseFric`, then data-loading options).
 OPTIONS: dict[str, Callable[[str], Any]] = {
-    "axis": _choice("revolute", "prismatic"),
-    "model": _choice("A", "B"),
-    "library": _choice("full", "coulomb-viscous", "coulomb-viscous-offset", "stribeck"),
-    "offset": _bool,
-    "static_only": _bool,
-    "tanh_k": _positive,
-    "nu": _positive,
+    "axis": _choice(*AXES),
+    "model": _choice(*SIGN_MODELS),
+    "library": _choice(*LIBRARIES),
+    "offset": parse_bool,
+    "static_only": parse_bool,
+    "tanh_k": parse_positive,
+    "nu": parse_positive,
     "aic_parts": _aic_parts,
-    "omega_starts": _positive_list,
-    "sigma0_starts": _positive_list,
-    "thresholds": _positive_list,
-    "differentiation": _choice("tv", "butterworth", "savgol", "given"),
-    "regularization": _positive,
-    "cutoff_hz": _positive,
-    "presliding_distance": _positive,
-    "angle_unit": _choice("rad", "deg"),
-    "resample": _bool,
+    "omega_starts": parse_positive_list,
+    "sigma0_starts": parse_positive_list,
+    "thresholds": parse_positive_list,
+    "differentiation": _choice(*DIFFERENTIATION),
+    "regularization": parse_positive,
+    "cutoff_hz": parse_positive,
+    "presliding_distance": parse_positive,
+    "angle_unit": _choice(*ANGLE_UNITS),
+    "resample": parse_bool,
     "time": _name,
     "position": _name,
     "torque": _name,
@@ -126,8 +115,6 @@ OPTIONS: dict[str, Callable[[str], Any]] = {
     "acceleration": _name,
     "trajectory_column": _name,
 }
-_LOAD_OPTIONS = ("angle_unit", "resample", "time", "position", "torque", "velocity",
-                 "acceleration", "trajectory_column")
 
 
 @dataclass(frozen=True)
@@ -250,7 +237,7 @@ def _row_spec(row: pd.Series, line: int, manifest: Path, seen: dict[str, int]) -
             value = parse(cell)
         except ValueError as exc:
             raise SparsefricError(f"{_where(manifest, line, col)}: {exc}") from None
-        (load if col in _LOAD_OPTIONS else options)[col] = value
+        (load if col in LOAD_DEFAULTS else options)[col] = value
     if "thresholds" in options:
         options["thresholds"] = np.asarray(options["thresholds"], dtype=float)
     return JointSpec(joint, files["train"], files["validate"], files["test"], options, load,
@@ -288,21 +275,10 @@ def read_manifest(manifest: str | os.PathLike) -> list[JointSpec]:
 
 
 # ------------------------------------------------------------------------------ one joint
-def _load(files: Sequence[str], load: dict[str, Any]):
-    from sparsefric.data import Columns, load_trajectories
-
-    cols = Columns(load.get("time", "t"), load.get("position", "q"), load.get("torque", "tau"),
-                   load.get("velocity"), load.get("acceleration"),
-                   load.get("trajectory_column", "trajectory"))
-    return load_trajectories(list(files), cols, angle_unit=load.get("angle_unit", "rad"),
-                             resample=load.get("resample", False))
-
-
-def _write_joint(est, stage: Path, train, validate, test, title: str) -> dict:
+def _write_joint(result: IdentificationResult, stage: Path, train, validate, test,
+                 title: str) -> dict:
     """The files of ``sparsefric identify`` (same names) plus ``summary.json``; returns it."""
-    from sparsefric.cli import _write_results
-
-    summary = _write_results(est, stage, train, validate, test, title=title)
+    summary = write_results(result, stage, train, validate, test, title=title)
     write_text(stage / "summary.json", json.dumps(summary, indent=1))
     return summary
 
@@ -329,27 +305,21 @@ def identify_joint(spec: JointSpec, out_dir: str) -> JointResult:
     -------
     JointResult
     """
-    import time
-    import warnings
-
-    from sparsefric.cli import _staged
-    from sparsefric.identify import SparseFric
-
     start = time.perf_counter()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            train = _load(spec.train, spec.load)
-            validate = _load(spec.validate, spec.load) if spec.validate else None
-            test = _load(spec.test, spec.load) if spec.test else None
-            est = SparseFric(**spec.options).fit(train, validate=validate)
+            train = load_with(spec.train, spec.load)
+            validate = load_with(spec.validate, spec.load) if spec.validate else None
+            test = load_with(spec.test, spec.load) if spec.test else None
+            result = SparseFric(**spec.options).fit(train, validate=validate).result_
             box: dict[str, dict] = {}
 
             def work(stage: Path) -> None:
-                box["summary"] = _write_joint(est, stage, train, validate, test,
+                box["summary"] = _write_joint(result, stage, train, validate, test,
                                               f"sparsefric identification report — {spec.joint}")
 
-            _staged(Path(out_dir) / spec.joint, work)
+            staged(Path(out_dir) / spec.joint, work, RESULT_NAMES)
     except Exception as exc:  # noqa: BLE001 - one joint's failure must not stop the batch
         return JointResult(spec.joint, "failed", _one_line(exc),
                            seconds=time.perf_counter() - start)
@@ -387,8 +357,6 @@ def _single_threaded_blas() -> Iterator[None]:
 
 def _run_local(specs: list[JointSpec], out: str, workers: int,
                report: Callable[[JointResult], None]) -> None:
-    from concurrent.futures import as_completed
-
     ctx = multiprocessing.get_context("spawn")
     with _single_threaded_blas(), ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
         futures = {ex.submit(identify_joint, s, out): s for s in specs}
@@ -446,8 +414,6 @@ def run_batch_specs(specs: list[JointSpec], out_dir: str | os.PathLike, *, worke
     DataFrame
         The summary table (one row per joint, manifest order), as written to ``summary.csv``.
     """
-    from tqdm.auto import tqdm
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, JointResult] = {}
@@ -493,8 +459,6 @@ def _overall_error(metrics: list[dict], dataset: str, model: str) -> float:
 
 
 def _model_columns(model: dict) -> dict[str, Any]:
-    from sparsefric.model import JointModel
-
     m = JointModel.from_dict(model)
     viscous = dict(m.viscous)
     return {"axis": m.axis, "kind": m.kind, "inertia": m.inertia,
@@ -650,67 +614,3 @@ def write_summary(table: pd.DataFrame, out_dir: str | os.PathLike,
     out = Path(out_dir)
     write_text(out / "summary.csv", table.to_csv(index=False))
     write_text(out / "summary.html", _summary_html(table, outlier_z))
-
-
-# ------------------------------------------------------------------------------ CLI
-def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return int(text)
-
-
-def _positive_arg(text: str) -> float:
-    try:
-        return _positive(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def build_batch_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``batch`` sub-command to the CLI's argparse ``subparsers``.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        ``parser.add_subparsers(...)`` of :func:`sparsefric.cli.build_parser`.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The ``batch`` parser (``run`` default: :func:`run_batch`).
-    """
-    p = subparsers.add_parser("batch", help="identify many joints listed in a manifest",
-                              description="Identify every joint of a CSV manifest (columns "
-                              "joint, train[, validate, test, options…]) in parallel; write "
-                              "DIR/<joint>/ per joint and DIR/summary.html, DIR/summary.csv.")
-    p.add_argument("manifest", help="CSV manifest, one row per joint")
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
-                   help="local worker processes (default: the number of CPUs)")
-    p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
-                   help="run on this Dask distributed scheduler instead of local processes")
-    p.add_argument("--force", action="store_true",
-                   help="redo joints whose model.json already exists")
-    p.add_argument("--outlier-z", type=_positive_arg, default=DEFAULT_OUTLIER_Z,
-                   help=f"flag |robust z-score| above this (default: {DEFAULT_OUTLIER_Z:g})")
-    p.add_argument("--quiet", action="store_true", help="no progress bar, print only errors")
-    p.set_defaults(run=run_batch)
-    return p
-
-
-def run_batch(args: argparse.Namespace) -> int:
-    """Run the ``batch`` sub-command; exit status 0 if every joint succeeded or was skipped,
-    1 if any failed (the manifest itself being bad raises :class:`SparsefricError`)."""
-    table = run_manifest(args.manifest, args.out, workers=args.workers,
-                         scheduler=args.scheduler, force=args.force, progress=not args.quiet,
-                         outlier_z=args.outlier_z)
-    failed = table[table["status"] == "failed"]
-    for r in failed.itertuples():
-        print(f"sparsefric: joint {r.joint} failed: {r.error}", file=sys.stderr)
-    if not args.quiet:
-        counts = table["status"].value_counts().to_dict()
-        print(", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-              + f"; summary written to {Path(args.out) / 'summary.html'}")
-        for r in table[table["flagged"] != ""].itertuples():
-            print(f"  {r.joint}: friction stands out ({r.flagged})")
-    return 1 if len(failed) else 0

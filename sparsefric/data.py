@@ -12,13 +12,17 @@ names the file, the column or the line number (as a text editor counts it: the h
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from sparsefric.atomic import atomic_path
 from sparsefric.errors import DataError
+from sparsefric.options import ANGLE_UNITS, check_choice, mention
 
 MIN_SAMPLES = 50
 #: Largest accepted deviation of one sampling interval from the median, as a fraction of it.
@@ -194,7 +198,7 @@ def _check_time(t: np.ndarray, where: str, row0: int, resample: bool) -> bool:
         raise DataError(f"{where}: irregular sampling: the interval before line {row0 + i + 1} "
                         f"is {dt[i]:.6g} s against a median of {median:.6g} s ({100 * worst:.0f} % "
                         f"off, tolerance {100 * SAMPLING_TOLERANCE:.0f} %); "
-                        "use --resample to interpolate onto a uniform grid")
+                        f"use {mention('resample')} to interpolate onto a uniform grid")
     return worst > 1e-6 and resample
 
 
@@ -288,8 +292,7 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
     resample : bool
         Interpolate irregularly sampled data onto a uniform grid instead of rejecting it.
     """
-    if angle_unit not in ("rad", "deg"):
-        raise DataError(f"--angle-unit must be 'rad' or 'deg', got {_shorten(repr(angle_unit))}")
+    check_choice("angle_unit", angle_unit, ANGLE_UNITS)
     path = Path(path)
     try:
         df = _read_table(path)
@@ -339,10 +342,27 @@ def load_trajectories(paths, columns: Columns = Columns(), *, angle_unit: str = 
     return out
 
 
+#: The loading options by name, as the command line and batch manifests spell them.
+LOAD_DEFAULTS: dict[str, Any] = {"time": "t", "position": "q", "torque": "tau", "velocity": None,
+                                 "acceleration": None, "trajectory_column": "trajectory",
+                                 "angle_unit": "rad", "resample": False}
+
+
+def load_with(paths, options: Mapping[str, Any]) -> list[Trajectory]:
+    """:func:`load_trajectories` with the options named as in :data:`LOAD_DEFAULTS`.
+
+    Keys of ``options`` that are not loading options are ignored (the CLI passes all its
+    arguments); missing or ``None`` ones take their defaults.
+    """
+    o = {k: v if options.get(k) is None else options[k] for k, v in LOAD_DEFAULTS.items()}
+    cols = Columns(o["time"], o["position"], o["torque"], o["velocity"], o["acceleration"],
+                   o["trajectory_column"])
+    return load_trajectories(list(paths), cols, angle_unit=o["angle_unit"],
+                             resample=bool(o["resample"]))
+
+
 def save_trajectory(path: str | os.PathLike, traj: Trajectory, float_format: str = "%.9g") -> None:
     """Write a trajectory as CSV in the data contract (atomically)."""
-    from sparsefric.atomic import atomic_path
-
     cols = {"t": traj.t, "q": traj.q, "tau": traj.tau}
     if traj.qd is not None:
         cols["qd"] = traj.qd

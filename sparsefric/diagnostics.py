@@ -1,9 +1,10 @@
-"""Degenerate experiments: what the training data cannot identify, said before fitting.
+"""What the data cannot identify: checks of the training data before fitting and of the fit.
 
 Each check is a pure function of the prepared training arrays (q [rad], q̇ [rad/s], τ [N·m], and
-the slice of each trajectory) and returns :class:`Finding` objects: ``"error"`` when the data
-cannot give a meaningful model at all, ``"warning"`` when a part of it is unidentifiable and the
-user should know (or the estimator should fall back, see :data:`STATIC_ONLY_CODES`).
+the slice of each trajectory) or of a fitted model, and returns :class:`Finding` objects:
+``"error"`` when the data cannot give a meaningful model at all, ``"warning"`` when a part of it is
+unidentifiable and the user should know (or the estimator should fall back, see
+:data:`STATIC_ONLY_CODES`). Every warning the estimator gives is a finding with a stable code.
 
 >>> findings = diagnose_prepared(prep)           # prep = sparsefric.preprocessing.prepare(...)
 >>> [f.code for f in findings]
@@ -14,14 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
 
+from sparsefric.feature_library import FeatureLibrary
 from sparsefric.model import JointModel, units
-
-if TYPE_CHECKING:
-    from sparsefric.preprocessing import Prepared
+from sparsefric.optimizers.sr3 import GramCache, SR3Newton, SR3Result
+from sparsefric.options import mention
+from sparsefric.preprocessing import Prepared
+from sparsefric.selection import collinear_pairs, thin
+from sparsefric.signals import Signals
 
 #: Finding codes after which the LuGre steps (σ0, σ1) should be skipped: fit a static model.
 STATIC_ONLY_CODES = frozenset({"no_presliding"})
@@ -109,9 +113,7 @@ def check_denoising(tau_raw: np.ndarray, tau: np.ndarray, unit: str = "N·m") ->
     ``tau_raw`` measured, ``tau`` denoised [N·m]. The rigid body and friction explain the torque
     at the time scale of the motion; when more than :data:`MAX_DENOISED_SHARE` of its RMS is
     faster than that (a position loop limit-cycling on a coarse encoder, structural vibration,
-    a noisy current signal), every parameter rests on a small remainder. On a simulated joint
-    whose loop hunted below one encoder count, 60 % was removed and the static curve came out
-    12 % off, with inertia −11 %, and no finding said why.
+    a noisy current signal), every parameter rests on a small remainder (``DESIGN.md`` §19).
     """
     tau_raw, tau = np.asarray(tau_raw, dtype=float), np.asarray(tau, dtype=float)
     total = float(np.sqrt(np.mean(tau_raw**2)))
@@ -161,11 +163,13 @@ def check_torque(tau: np.ndarray, unit: str = "N·m") -> list[Finding]:
     """All-zero or constant torque: nothing about the joint was recorded."""
     if np.all(tau == 0.0):
         return [Finding("error", "zero_torque", "the torque is zero in every sample: check the "
-                        "torque column (--torque) and that the drive's current was logged")]
+                        f"torque column ({mention('torque', 'NAME')}) and that the drive's "
+                        "current was logged")]
     scale = max(float(np.max(np.abs(tau))), 1e-300)
     if float(np.ptp(tau)) <= 1e-9 * scale:
         return [Finding("error", "constant_torque", f"the torque is constant at "
-                        f"{tau[0]:.6g} {unit}: check the torque column (--torque)")]
+                        f"{tau[0]:.6g} {unit}: check the torque column "
+                        f"({mention('torque', 'NAME')})")]
     return []
 
 
@@ -238,7 +242,8 @@ def check_speed_range(qd: np.ndarray, unit: str = "rad/s") -> list[Finding]:
     return [Finding("warning", "narrow_velocity_range",
                     f"the joint moves at {low:.3g}–{high:.3g} {unit} only (ratio {high / low:.1f}, "
                     f"at least {MIN_SPEED_RATIO:g} is needed): a Stribeck term cannot be "
-                    "identified; add slower and faster moves or use --library coulomb-viscous")]
+                    f"identified; add slower and faster moves or use "
+                    f"{mention('library', 'coulomb-viscous')}")]
 
 
 # ---------------------------------------------------------------------------- fitted model
@@ -263,6 +268,51 @@ def check_inertia(model: JointModel) -> list[Finding]:
                     "identifiable from these data")]
 
 
+#: Offset, as a share of the torque RMS, that :func:`check_offset` reports.
+OFFSET_SHARE = 0.1
+
+
+def check_offset(with_offset: FeatureLibrary, support: np.ndarray, theta: float, x: Signals,
+                 tau: np.ndarray, nu: float) -> list[Finding]:
+    """A constant torque that gravity cannot absorb, on a revolute joint fitted without offset.
+
+    ``with_offset`` is the step-1 library with an offset column, ``support`` the selected
+    columns with the offset among them, θ = ln Ω_s of the selection; ``x``, ``tau`` [N·m] the
+    sliding samples. The selected structure is refitted with the offset; one above
+    :data:`OFFSET_SHARE` of the torque RMS is reported. A current-sensor bias or a constant load
+    otherwise leaks into a_c, a_s, the inertia and friction (``DESIGN.md`` §21).
+    """
+    sub = with_offset.select(support)
+    res = SR3Newton(threshold=0.0, nu=nu).fit(GramCache(sub, x, tau), theta)
+    offset = float(res.coef[[t.kind for t in sub.terms()].index("offset")])
+    share = abs(offset) / float(np.sqrt(np.mean(tau**2)))
+    if share <= OFFSET_SHARE:
+        return []
+    return [Finding("warning", "torque_offset",
+                    f"the torque seems to carry a constant offset: refitted with an offset "
+                    f"column, step 1 puts {offset:.3g} N·m ({100 * share:.0f} % of the torque "
+                    f"RMS) into it; rerun with {mention('offset')}, or the offset leaks into the "
+                    "inertia, gravity and friction")]
+
+
+def check_collinearity(library: FeatureLibrary, best: SR3Result, x: Signals,
+                       tau: np.ndarray) -> tuple[list[Finding], list[tuple[str, str, float]]]:
+    """Columns the data cannot tell apart: among the selected terms of ``best``, and among the
+    linear candidates (neighbouring Stribeck exponents are always alike and are left to the ℓ0
+    selection, which keeps at most one of a near-duplicate pair).
+
+    Returns the findings and the pairs (name, name, |cosine|).
+    """
+    cache = GramCache(library, *thin(x, tau))
+    linear = np.array([not t.nonlinear for t in library.terms()])
+    pairs = list(dict.fromkeys(collinear_pairs(cache, best.theta, best.support)
+                               + collinear_pairs(cache, best.theta, linear)))
+    return [Finding("warning", "collinear_columns",
+                    f"columns {a} and {b} are nearly collinear on these data (cosine {c:.5f}): "
+                    "their coefficients are not separately identifiable")
+            for a, b, c in pairs], pairs
+
+
 # ---------------------------------------------------------------------------- units
 def check_degrees(q: np.ndarray, qd: np.ndarray) -> list[Finding]:
     """Position spanning many turns but within ±360 at joint speeds of tens of rad/s: degrees."""
@@ -273,5 +323,5 @@ def check_degrees(q: np.ndarray, qd: np.ndarray) -> list[Finding]:
         return [Finding("warning", "angle_in_degrees",
                         f"the position spans {span:.4g} rad ({span / (2 * np.pi):.1f} turns) "
                         f"within ±{peak:.4g} at speeds up to {speed:.3g} rad/s: it looks like "
-                        "degrees; use --angle-unit deg")]
+                        f"degrees; use {mention('angle_unit', 'deg')}")]
     return []

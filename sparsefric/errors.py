@@ -13,4 +13,20 @@ class DataError(SparsefricError):
 
 
 class ModelFileError(SparsefricError):
-    """A model file (``model.json``) that does not follow the ``sparsefric-model/1`` schema."""
+    """A model file (``model.json``) that does not follow the ``sparsefric-model`` schema."""
+
+
+class OptionError(SparsefricError, ValueError):
+    """An option with a value it cannot take; names the Python parameter.
+
+    ``str(err)`` is ``"<parameter> <problem>"``; the CLI shows the parameter as its flag
+    (``aic_parts`` → ``--aic-parts``).
+    """
+
+    def __init__(self, parameter: str, problem: str):
+        super().__init__(f"{parameter} {problem}")
+        self.parameter = parameter
+        self.problem = problem
+
+    def __reduce__(self):  # picklable across worker processes
+        return (type(self), (self.parameter, self.problem))

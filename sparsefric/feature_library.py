@@ -19,13 +19,13 @@ division-free identity of ALGORITHM.md §1).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 
 import numba
 import numpy as np
 
 from sparsefric.lugre import sign_function
+from sparsefric.signals import Signals
 
 #: Default δ grid of the Stribeck exponentials: 0.5, 0.75, …, 4 (the main paper's range).
 DEFAULT_DELTAS = tuple(np.round(np.arange(0.5, 4.0001, 0.25), 2))
@@ -60,70 +60,6 @@ class Term:
     def nonlinear(self) -> bool:
         """Whether the column depends on Ω_s."""
         return self.kind == "stribeck"
-
-
-@dataclass(frozen=True)
-class Signals:
-    """The samples a library is evaluated on (training trajectories stacked).
-
-    Attributes
-    ----------
-    q, qd, qdd : ndarray
-        Position [rad], velocity [rad/s], acceleration [rad/s²].
-    multiplier : ndarray, optional
-        m(t) of the Coulomb/Stribeck columns; default s(q̇) of the library.
-    extra : dict
-        Other named signals (``zdot`` [rad/s], ``u`` [N·m], ``udot`` [N·m/s]) for LuGre columns.
-    """
-
-    q: np.ndarray
-    qd: np.ndarray
-    qdd: np.ndarray
-    multiplier: np.ndarray | None = None
-    extra: dict[str, np.ndarray] = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return len(self.qd)
-
-    def take(self, index: np.ndarray | slice) -> Signals:
-        """The samples at ``index`` (all signals, multiplier and extras alike)."""
-        return Signals(self.q[index], self.qd[index], self.qdd[index],
-                       None if self.multiplier is None else self.multiplier[index],
-                       {k: v[index] for k, v in self.extra.items()})
-
-    @cached_property
-    def cos_q(self) -> np.ndarray:
-        """cos q, cached."""
-        return np.cos(self.q)
-
-    @cached_property
-    def sin_q(self) -> np.ndarray:
-        """sin q, cached."""
-        return np.sin(self.q)
-
-    def qd_power(self, p: int) -> np.ndarray:
-        """q̇^p by repeated multiplication, cached per power."""
-        cache = self.__dict__.setdefault("_qd_powers", {1: self.qd})
-        if p not in cache:
-            cache[p] = self.qd_power(p - 1) * self.qd
-        return cache[p]
-
-    @cached_property
-    def log_speed(self) -> np.ndarray:
-        """ln|q̇| (−690 at rest), reused by every evaluation of the Stribeck columns."""
-        return np.log(np.maximum(np.abs(self.qd), 1e-300))
-
-
-def concat_signals(parts: Sequence[Signals]) -> Signals:
-    """The samples of several :class:`Signals` one after the other (multipliers and extras
-    too, where every part has them)."""
-    cat = np.concatenate
-    multiplier = None if any(p.multiplier is None for p in parts) else \
-        cat([p.multiplier for p in parts])
-    keys = set.intersection(*(set(p.extra) for p in parts)) if parts else set()
-    return Signals(cat([p.q for p in parts]), cat([p.qd for p in parts]),
-                   cat([p.qdd for p in parts]), multiplier,
-                   {k: cat([p.extra[k] for p in parts]) for k in sorted(keys)})
 
 
 class FeatureLibrary:

@@ -1,15 +1,27 @@
-"""Step 0: trajectories → stacked signals for the regressions (differentiation per trajectory)."""
+"""Step 0: trajectories → denoised, stacked signals for the regressions (ALGORITHM.md §4).
+
+Each trajectory is differentiated on its own (:func:`sparsefric.differentiation.differentiate`)
+and the results are stacked into one :class:`Prepared` set with the slice of every trajectory,
+its sample period and, per sample, the travelled distance to the nearest stop (see
+:mod:`sparsefric.regimes`). :class:`Preprocessor` holds the settings, so that data scored after a
+fit are prepared exactly as the training data were.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from sparsefric.data import Trajectory
 from sparsefric.differentiation import differentiate
-from sparsefric.feature_library import Signals
+from sparsefric.errors import OptionError
+from sparsefric.model import JointModel
+from sparsefric.options import mention
 from sparsefric.regimes import default_stop_speed, distance_from_stops
+from sparsefric.signals import Signals
+from sparsefric.validation import relative_error
 
 
 @dataclass(frozen=True)
@@ -36,6 +48,8 @@ class Prepared:
         Trajectory names.
     params : list of dict
         Differentiation settings per trajectory (method, regularisation and how it was chosen).
+    presliding_distance : float, optional
+        The user's fixed distance [rad] from stops below which samples count as pre-sliding.
     """
 
     signals: Signals
@@ -63,8 +77,19 @@ class Prepared:
         x = self.signals
         return Signals(x.q[mask], x.qd[mask], x.qdd[mask]), self.tau[mask]
 
+    def torque(self, model: JointModel) -> list[np.ndarray]:
+        """τ̂ [N·m] of ``model`` along every trajectory (LuGre z integrated along each from the
+        default start of :func:`sparsefric.lugre.integrate_z`)."""
+        x = self.signals
+        return [model.torque(x.q[a:b], x.qd[a:b], x.qdd[a:b], h)
+                for (a, b), h in zip(self.bounds, self.dt, strict=True)]
 
-def prepare(trajectories: list[Trajectory], *, method: str = "tv",
+    def relative_error(self, model: JointModel) -> float:
+        """‖τ − τ̂‖/‖τ‖ of ``model`` over every sample, τ the measured torque."""
+        return relative_error(self.tau_raw, np.concatenate(self.torque(model)))
+
+
+def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
             regularization: float | None = None, cutoff_hz: float | None = None,
             presliding_distance: float | None = None) -> Prepared:
     """Differentiate each trajectory on its own and stack the results.
@@ -88,6 +113,57 @@ def prepare(trajectories: list[Trajectory], *, method: str = "tv",
     q, qd, qdd, tau, raw, dist, span = (np.concatenate(c) for c in zip(*parts, strict=True))
     return Prepared(Signals(q, qd, qdd), tau, raw, bounds, dts, dist, span,
                     [t.name for t in trajectories], params, presliding_distance)
+
+
+@dataclass
+class Preprocessor:
+    """How records are prepared, remembered with the sets already prepared.
+
+    The sets prepared with ``remember=True`` (the training and validation data of a fit) are
+    kept, by the identity of their :class:`~sparsefric.data.Trajectory` objects, so that the
+    report does not differentiate them a second time. The cache is not pickled.
+
+    Attributes
+    ----------
+    method : str
+        Differentiation method (:data:`sparsefric.options.DIFFERENTIATION`).
+    regularization : float, optional
+        TV weight κ (dimensionless; default automatic).
+    cutoff_hz : float, optional
+        Butterworth cutoff [Hz].
+    presliding_distance : float, optional
+        Fixed distance [rad] from stops below which samples count as pre-sliding.
+    """
+
+    method: str = "tv"
+    regularization: float | None = None
+    cutoff_hz: float | None = None
+    presliding_distance: float | None = None
+    _cache: list[tuple[tuple[Trajectory, ...], Prepared]] = field(
+        default_factory=list, repr=False, compare=False)
+
+    def prepare(self, trajectories: Sequence[Trajectory], remember: bool = False) -> Prepared:
+        """The :class:`Prepared` set of ``trajectories``; ``remember`` keeps it for next time."""
+        key = tuple(trajectories)
+        for seen, prep in self._cache:
+            if len(seen) == len(key) and all(a is b for a, b in zip(seen, key, strict=True)):
+                return prep
+        if self.method == "given" and any(t.qd is None or t.qdd is None for t in key):
+            raise OptionError("differentiation", f"given needs the measured velocity and "
+                              f"acceleration in every record ({mention('velocity', 'NAME')} "
+                              f"and {mention('acceleration', 'NAME')})")
+        prep = prepare(key, method=self.method, regularization=self.regularization,
+                       cutoff_hz=self.cutoff_hz, presliding_distance=self.presliding_distance)
+        if remember:
+            self._cache.append((key, prep))
+        return prep
+
+    def __getstate__(self) -> dict:
+        # the prepared sets are a cache of the fitted data, not part of the fitted model
+        return {k: v for k, v in self.__dict__.items() if k != "_cache"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _cache=[])
 
 
 #: Candidate pre-sliding windows, as fractions of each trajectory's position span.

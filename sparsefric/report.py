@@ -1,6 +1,6 @@
 """The identification report: one self-contained ``report.html`` and a ``summary.md``.
 
->>> write_report(est, "out/", train, validate=val, test=test)      # doctest: +SKIP
+>>> write_report(est.result_, "out/", train, validate=val, test=test)      # doctest: +SKIP
 
 ``report.html`` embeds every figure as a base64 PNG (matplotlib, Agg backend) and uses no external
 resource, so it opens offline. Both files are written atomically. :func:`summary_dict` gives the
@@ -33,6 +33,8 @@ from sparsefric.data import Trajectory  # noqa: E402
 from sparsefric.errors import SparsefricError  # noqa: E402
 from sparsefric.model import JointModel, parameter_table, units  # noqa: E402
 from sparsefric.preprocessing import Prepared  # noqa: E402
+from sparsefric.result import IdentificationResult  # noqa: E402
+from sparsefric.tables import fmt, html_table, markdown_table  # noqa: E402
 from sparsefric.validation import (  # noqa: E402
     FreeRunResult,
     cve_from_trajectories,
@@ -69,20 +71,19 @@ class _Dataset:
         return [self.prep.tau_raw[s] for s in self.slices()]
 
 
-def _evaluate(est, label: str, trajectories: Sequence[Trajectory] | None) -> _Dataset | None:
-    from sparsefric.identify import predict_prepared
-
+def _evaluate(result: IdentificationResult, label: str,
+              trajectories: Sequence[Trajectory] | None) -> _Dataset | None:
     if not trajectories:
         return None
-    prep = est._prepare(list(trajectories))
-    preds = {"static": predict_prepared(est.static_model_, prep)}
-    if est.model_.kind == "lugre":
-        preds["dynamic"] = predict_prepared(est.model_, prep)
+    prep = result.prepare(list(trajectories))
+    preds = {"static": prep.torque(result.static_model)}
+    if result.model.kind == "lugre":
+        preds["dynamic"] = prep.torque(result.model)
     return _Dataset(label, list(trajectories), prep, preds)
 
 
-def _datasets(est, train, validate, test) -> list[_Dataset]:
-    out = [_evaluate(est, lab, trajs)
+def _datasets(result: IdentificationResult, train, validate, test) -> list[_Dataset]:
+    out = [_evaluate(result, lab, trajs)
            for lab, trajs in (("train", train), ("validate", validate), ("test", test))]
     return [d for d in out if d is not None]
 
@@ -102,30 +103,32 @@ def _cve(cve: pd.DataFrame | None, datasets: list[_Dataset]) -> pd.DataFrame:
         return pd.DataFrame(columns=["trajectory", "velocity", "friction", "friction_std"])
 
 
-def _refinement_note(est) -> str:
+def _refinement_note(result: IdentificationResult) -> str:
     """One paragraph on the re-selection with the dynamic columns and any warnings."""
     out = []
-    if getattr(est, "refinement_", None) is not None:
-        table = est.refinement_.table
+    refinement = result.lugre.refinement if result.lugre is not None else None
+    if refinement is not None and refinement.table is not None:
+        table = refinement.table.table
         row = table[table.selected].iloc[0]
-        rounds = len(getattr(est, "refinement_runs_", []))
-        kept = (f"replaced the first LuGre model after {rounds} round(s), each from the last "
-                "kept model" if est.refined_ else "did not predict better and was not kept")
+        kept = (f"replaced the first LuGre model after {len(refinement.runs)} round(s), each "
+                "from the last kept model" if refinement.refined else
+                "did not predict better and was not kept")
         out.append(f'<p class="note">Refinement: with the converged bristle state, the sweep over '
                    f"every friction candidate (dynamic columns σ0 z/g·[1, e^…] and ż) selected "
-                   f"{int(row.n_active)} terms at λ = {_fmt(row['lambda'])}; the re-iterated "
+                   f"{int(row.n_active)} terms at λ = {fmt(row['lambda'])}; the re-iterated "
                    f"model {kept}. The parameter table shows the final model.</p>")
-    for text in getattr(est, "warnings_", []):
+    for text in result.warnings:
         out.append(f'<p class="note"><b>Warning:</b> {html.escape(text)}</p>')
     return "\n".join(out)
 
 
-def _free_runs(est, data: _Dataset | None, restart_s: float | None) -> list[FreeRunResult]:
-    if data is None or not est.model_.inertia > 0:  # no inertia term: nothing to integrate
+def _free_runs(model: JointModel, data: _Dataset | None,
+               restart_s: float | None) -> list[FreeRunResult]:
+    if data is None or not model.inertia > 0:  # no inertia term: nothing to integrate
         return []
     out = []
     for traj, s in zip(data.trajectories, data.slices(), strict=True):
-        out.append(free_run_compare(est.model_, traj.t, traj.q, traj.tau,
+        out.append(free_run_compare(model, traj.t, traj.q, traj.tau,
                                     data.prep.signals.qd[s], restart_s=restart_s))
     return out
 
@@ -133,10 +136,10 @@ def _free_runs(est, data: _Dataset | None, restart_s: float | None) -> list[Free
 # --------------------------------------------------------------------------- units
 
 
-def _models(est, truth: JointModel | None) -> dict[str, JointModel]:
-    models = {"static (step 1)": est.static_model_}
-    if est.model_.kind == "lugre":
-        models["dynamic (LuGre)"] = est.model_
+def _models(result: IdentificationResult, truth: JointModel | None) -> dict[str, JointModel]:
+    models = {"static (step 1)": result.static_model}
+    if result.model.kind == "lugre":
+        models["dynamic (LuGre)"] = result.model
     if truth is not None:
         models["truth"] = truth
     return models
@@ -309,11 +312,10 @@ def fig_free_run(runs: list[FreeRunResult], names: list[str], unit: dict[str, st
     return fig
 
 
-def fig_hysteresis(est, data: _Dataset, unit: dict[str, str]) -> plt.Figure:
+def fig_hysteresis(model: JointModel, data: _Dataset, unit: dict[str, str]) -> plt.Figure:
     """τ_f against q̇ around stops and reversals: measured (τ − rigid body) and the LuGre model."""
     n = len(data.trajectories)
     fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.4), squeeze=False)
-    model = est.model_
     x = data.prep.signals
     for i, (traj, s) in enumerate(zip(data.trajectories, data.slices(), strict=True)):
         ax = axes[0, i]
@@ -369,38 +371,35 @@ def _records(df: pd.DataFrame) -> list[dict]:
     return [] if df is None or df.empty else df.to_dict(orient="records")
 
 
-def _winning_history(est) -> pd.DataFrame:
-    hist = getattr(est, "history_", pd.DataFrame())
-    if hist is None or hist.empty:
-        return pd.DataFrame()
-    s0 = getattr(est, "sigma0_init_", None)
-    return hist[hist["sigma0_init"] == s0] if s0 is not None else hist
+def _sigma0_init(result: IdentificationResult) -> float | None:
+    """The initial σ0 of the kept LuGre run, None without one."""
+    return result.lugre.best.sigma0_init if result.lugre is not None else None
 
 
-def _selected_row(est) -> dict:
-    sel = est.selection_
+def _selected_row(result: IdentificationResult) -> dict:
+    sel = result.selection
     row = sel[sel["selected"]].iloc[0]
     keys = ["threshold", "lambda", "n_active", "n_eliminated", "omega_s", "aicc"]
     return {k: row[k] for k in keys if k in row}
 
 
-def _summary(est, datasets: list[_Dataset], metrics: pd.DataFrame, cve: pd.DataFrame,
-             truth: JointModel | None) -> dict:
+def _summary(result: IdentificationResult, datasets: list[_Dataset], metrics: pd.DataFrame,
+             cve: pd.DataFrame, truth: JointModel | None) -> dict:
     out = {
         "format": "sparsefric-summary/1",
-        "converged": bool(est.converged_),
-        "convergence_reason": est.convergence_reason_,
-        "sigma0_init": getattr(est, "sigma0_init_", None),
-        "model": est.model_.to_dict(),
-        "static_model": est.static_model_.to_dict(),
-        "selection": {**_selected_row(est), "n_candidates": len(est.terms_),
-                      "aic_parts": est.sweep_.parts,
-                      "aic_source": est.sweep_.validation_source},
-        "refined": bool(getattr(est, "refined_", False)),
-        "warnings": list(getattr(est, "warnings_", [])),
-        "terms": _records(est.terms_),
-        "history": _records(_winning_history(est)),
-        "preprocessing": _records(est.preprocessing_),
+        "converged": bool(result.converged),
+        "convergence_reason": result.convergence_reason,
+        "sigma0_init": _sigma0_init(result),
+        "model": result.model.to_dict(),
+        "static_model": result.static_model.to_dict(),
+        "selection": {**_selected_row(result), "n_candidates": len(result.terms),
+                      "aic_parts": result.sweep.parts,
+                      "aic_source": result.sweep.validation_source},
+        "refined": result.refined,
+        "warnings": result.warnings,
+        "terms": _records(result.terms),
+        "history": _records(result.winning_history),
+        "preprocessing": _records(result.preprocessing),
         "data": {d.label: [{"name": n, "samples": b - a, "dt": h}
                            for n, (a, b), h in zip(d.prep.names, d.prep.bounds, d.prep.dt,
                                                    strict=True)]
@@ -413,16 +412,16 @@ def _summary(est, datasets: list[_Dataset], metrics: pd.DataFrame, cve: pd.DataF
     return _jsonable(out)
 
 
-def summary_dict(est, train: Sequence[Trajectory] | None = None,
+def summary_dict(result: IdentificationResult, train: Sequence[Trajectory] | None = None,
                  validate: Sequence[Trajectory] | None = None,
                  test: Sequence[Trajectory] | None = None, cve: pd.DataFrame | None = None, *,
                  truth: JointModel | None = None) -> dict:
-    """Key results of a fitted :class:`~sparsefric.identify.SparseFric` as a JSON-ready dict.
+    """Key results of an identification as a JSON-ready dict.
 
     Parameters
     ----------
-    est : SparseFric
-        A fitted estimator.
+    result : IdentificationResult
+        A fitted estimator's ``result_``.
     train, validate, test : list of Trajectory, optional
         Data sets to score (torque metrics of the static and dynamic models per trajectory).
     cve : DataFrame, optional
@@ -438,9 +437,9 @@ def summary_dict(est, train: Sequence[Trajectory] | None = None,
         terms, history (winning σ0 start), preprocessing, data, metrics, cve [, truth];
         non-finite numbers become ``None``.
     """
-    datasets = _datasets(est, train, validate, test)
+    datasets = _datasets(result, train, validate, test)
     cve = cve if cve is not None else pd.DataFrame()
-    return _summary(est, datasets, _metrics(datasets), cve, truth)
+    return _summary(result, datasets, _metrics(datasets), cve, truth)
 
 
 # --------------------------------------------------------------------------- HTML / Markdown
@@ -458,40 +457,20 @@ tr.sel td{background:#e6f0ff;font-weight:bold}
 """
 
 
-def _fmt(x: Any) -> str:
-    if isinstance(x, bool | np.bool_):
-        return "yes" if x else ""
-    if isinstance(x, float | np.floating):
-        return "" if not math.isfinite(x) else f"{x:.5g}"
-    return str(x)
-
-
 def _html_table(df: pd.DataFrame, highlight: Sequence[bool] | None = None) -> str:
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
-    rows = []
-    for i, row in enumerate(df.itertuples(index=False)):
-        cls = ' class="sel"' if highlight is not None and highlight[i] else ""
-        cells = "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in row)
-        rows.append(f"<tr{cls}>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return html_table(list(df.columns), df.itertuples(index=False), highlight)
 
 
 def _md_table(df: pd.DataFrame) -> str:
-    if df.empty:
-        return "_(none)_\n"
-    head = "| " + " | ".join(str(c) for c in df.columns) + " |"
-    sep = "|" + "|".join("---" for _ in df.columns) + "|"
-    body = ["| " + " | ".join(_fmt(v).replace("|", "\\|") for v in row) + " |"
-            for row in df.itertuples(index=False)]
-    return "\n".join([head, sep, *body]) + "\n"
+    return markdown_table(list(df.columns), df.itertuples(index=False))
 
 
 def _img(b64: str, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{b64}">'
 
 
-def _preprocessing_table(est) -> pd.DataFrame:
-    df = est.preprocessing_.copy()
+def _preprocessing_table(result: IdentificationResult) -> pd.DataFrame:
+    df = result.preprocessing.copy()
     for c in df.columns:
         df[c] = [_short(v) if c == "trajectory" else
                  (json.dumps(_jsonable(v)) if isinstance(v, dict | list) else v) for v in df[c]]
@@ -510,54 +489,55 @@ def _data_table(datasets: list[_Dataset], unit: dict[str, str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _status_html(est) -> str:
-    cls = "ok" if est.converged_ else "bad"
-    word = "converged" if est.converged_ else "NOT converged"
-    s0 = getattr(est, "sigma0_init_", None)
+def _status_html(result: IdentificationResult) -> str:
+    cls = "ok" if result.converged else "bad"
+    word = "converged" if result.converged else "NOT converged"
+    s0 = _sigma0_init(result)
     start = f"; winning initial σ0 = {s0:g}" if s0 is not None else ""
-    return (f'<p><span class="{cls}">{word}</span>: {html.escape(str(est.convergence_reason_))}'
+    return (f'<p><span class="{cls}">{word}</span>: {html.escape(str(result.convergence_reason))}'
             f"{html.escape(start)}</p>")
 
 
-def _build(est, train, validate, test, cve, truth, restart_s, title) -> tuple[str, str, dict]:
-    unit = units(est.model_.axis)
-    datasets = _datasets(est, train, validate, test)
+def _build(result: IdentificationResult, train, validate, test, cve, truth, restart_s,
+           title) -> tuple[str, str, dict]:
+    unit = units(result.model.axis)
+    datasets = _datasets(result, train, validate, test)
     by = {d.label: d for d in datasets}
     metrics = _metrics(datasets)
     cve = _cve(cve, datasets)
-    summary = _summary(est, datasets, metrics, cve, truth)
-    params = parameter_table(_models(est, truth))
-    dynamic = est.model_ if est.model_.kind == "lugre" else None
+    summary = _summary(result, datasets, metrics, cve, truth)
+    params = parameter_table(_models(result, truth))
+    dynamic = result.model if result.model.kind == "lugre" else None
     v_max = max((float(np.max(np.abs(d.prep.signals.qd))) for d in datasets), default=1.0)
     held_out = by.get("test") or by.get("validate") or by.get("train")
-    runs = _free_runs(est, held_out, restart_s)
-    hist = _winning_history(est)
-    sel = est.selection_
+    runs = _free_runs(result.model, held_out, restart_s)
+    hist = result.winning_history
+    sel = result.selection
 
     parts = [f"<h1>{html.escape(title)}</h1>",
              f'<p class="note">Generated {_dt.datetime.now().isoformat(timespec="seconds")} by '
              f"sparsefric (Mahmoudkhani et al. 2023: SINDy-SR3 static structure + iterative "
-             f"LuGre identification). Axis: {est.model_.axis}.</p>",
-             "<h2>Status</h2>", _status_html(est),
+             f"LuGre identification). Axis: {result.model.axis}.</p>",
+             "<h2>Status</h2>", _status_html(result),
              "<h2>Parameters</h2>", _html_table(params),
              "<h2>Data and preprocessing</h2>", _html_table(_data_table(datasets, unit)),
              '<p class="note">Differentiation settings per trajectory (the regularisation used '
-             "and the rule that chose it):</p>", _html_table(_preprocessing_table(est)),
+             "and the rule that chose it):</p>", _html_table(_preprocessing_table(result)),
              "<h2>Model selection (step 1)</h2>",
-             f"<p>Selected λ = {_fmt(summary['selection'].get('lambda'))}: "
-             f"{summary['selection'].get('n_active')} of {len(est.terms_)} candidates kept; "
+             f"<p>Selected λ = {fmt(summary['selection'].get('lambda'))}: "
+             f"{summary['selection'].get('n_active')} of {len(result.terms)} candidates kept; "
              f"AICc scored on {summary['selection'].get('aic_source')} data in "
              f"{summary['selection'].get('aic_parts')} parts.</p>",
              _img(_png(fig_selection(sel)), "AIC_r and eliminated terms against lambda"),
-             _refinement_note(est),
+             _refinement_note(result),
              _html_table(sel[[c for c in ("threshold", "lambda", "n_active", "n_eliminated",
                                           "omega_s", "train_error", "aic_r", "converged")
                               if c in sel]], sel["selected"].to_numpy(bool)),
              "<h3>Candidate coefficients at the selected λ</h3>",
-             _img(_png(fig_coefficients(est.terms_)), "coefficients of every candidate"),
-             _html_table(est.terms_, est.terms_["active"].to_numpy(bool)),
+             _img(_png(fig_coefficients(result.terms)), "coefficients of every candidate"),
+             _html_table(result.terms, result.terms["active"].to_numpy(bool)),
              "<h2>Friction–velocity curve</h2>",
-             _img(_png(fig_friction(est.static_model_, dynamic, cve, truth, v_max, unit)),
+             _img(_png(fig_friction(result.static_model, dynamic, cve, truth, v_max, unit)),
                   "friction against velocity")]
     if len(cve):
         parts += ['<p class="note">Constant-velocity experiment points: τ_f = (τ⁺ − τ⁻)/2 at '
@@ -581,24 +561,25 @@ def _build(est, train, validate, test, cve, truth, restart_s, title) -> tuple[st
         parts += ["<h2>Hysteresis</h2>",
                   '<p class="note">τ_f = τ − (I q̈ + a_c cos q + a_s sin q + o) of the '
                   "identified rigid body, for |q̇| below 10 % of the top speed.</p>",
-                  _img(_png(fig_hysteresis(est, held_out, unit)), "hysteresis loops")]
+                  _img(_png(fig_hysteresis(result.model, held_out, unit)), "hysteresis loops")]
     body = "\n".join(parts)
     page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>"
             f"<body>\n{body}\n</body></html>\n")
-    md = _markdown(est, title, summary, params, metrics, cve, runs, held_out)
+    md = _markdown(result, title, summary, params, metrics, cve, runs, held_out)
     return page, md, summary
 
 
-def _markdown(est, title: str, summary: dict, params: pd.DataFrame, metrics: pd.DataFrame,
-              cve: pd.DataFrame, runs: list[FreeRunResult], held_out: _Dataset | None) -> str:
-    status = "converged" if est.converged_ else "NOT converged"
+def _markdown(result: IdentificationResult, title: str, summary: dict, params: pd.DataFrame,
+              metrics: pd.DataFrame, cve: pd.DataFrame, runs: list[FreeRunResult],
+              held_out: _Dataset | None) -> str:
+    status = "converged" if result.converged else "NOT converged"
     sel = summary["selection"]
     lines = [f"# {title}", "",
-             f"**Status:** {status} — {est.convergence_reason_}", "",
-             f"**Selection:** λ = {_fmt(sel.get('lambda'))}, {sel.get('n_active')} of "
+             f"**Status:** {status} — {result.convergence_reason}", "",
+             f"**Selection:** λ = {fmt(sel.get('lambda'))}, {sel.get('n_active')} of "
              f"{sel.get('n_candidates')} candidates active "
-             f"({', '.join(est.terms_.loc[est.terms_['active'], 'term'])}).", "",
+             f"({', '.join(result.terms.loc[result.terms['active'], 'term'])}).", "",
              "## Parameters", "", _md_table(params)]
     if not metrics.empty:
         m = metrics.assign(trajectory=[_short(n) for n in metrics["trajectory"]])
@@ -617,7 +598,8 @@ def _markdown(est, title: str, summary: dict, params: pd.DataFrame, metrics: pd.
     return "\n".join(lines)
 
 
-def write_report(est, out_dir: str | os.PathLike, train: Sequence[Trajectory],
+def write_report(result: IdentificationResult, out_dir: str | os.PathLike,
+                 train: Sequence[Trajectory],
                  validate: Sequence[Trajectory] | None = None,
                  test: Sequence[Trajectory] | None = None, cve: pd.DataFrame | None = None, *,
                  truth: JointModel | None = None, restart_s: float | None = 1.0,
@@ -626,8 +608,8 @@ def write_report(est, out_dir: str | os.PathLike, train: Sequence[Trajectory],
 
     Parameters
     ----------
-    est : SparseFric
-        A fitted estimator.
+    result : IdentificationResult
+        A fitted estimator's ``result_``.
     out_dir : path-like
         Output directory (created if missing).
     train, validate, test : list of Trajectory
@@ -650,7 +632,7 @@ def write_report(est, out_dir: str | os.PathLike, train: Sequence[Trajectory],
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    page, md, summary = _build(est, train, validate, test, cve, truth, restart_s, title)
+    page, md, summary = _build(result, train, validate, test, cve, truth, restart_s, title)
     write_text(out / "report.html", page)
     write_text(out / "summary.md", md)
     return summary

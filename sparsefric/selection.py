@@ -23,8 +23,9 @@ import numpy as np
 import pandas as pd
 
 from sparsefric.errors import SparsefricError
-from sparsefric.feature_library import FeatureLibrary, Signals
+from sparsefric.feature_library import FeatureLibrary
 from sparsefric.optimizers.sr3 import GramCache, SR3Newton, SR3Result, l0_weight
+from sparsefric.signals import Signals
 
 
 def default_parts(n_candidates: int) -> int:

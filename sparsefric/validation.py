@@ -23,6 +23,7 @@ from sparsefric.data import Trajectory
 from sparsefric.differentiation import differentiate
 from sparsefric.lugre import integrate_z
 from sparsefric.model import JointModel
+from sparsefric.simulate import as_lugre, free_run
 
 # --------------------------------------------------------------------------- torque metrics
 
@@ -53,6 +54,13 @@ class TorqueMetrics:
     max_abs: float
     max_relative: float
     n: int
+
+
+def relative_error(tau: np.ndarray, tau_hat: np.ndarray) -> float:
+    """‖τ − τ̂‖/‖τ‖ [-] over all samples of the measured ``tau`` and the predicted ``tau_hat``
+    [N·m, same length]: the torque error every result quotes."""
+    tau, tau_hat = _pair(tau, tau_hat)
+    return float(np.linalg.norm(tau - tau_hat) / np.linalg.norm(tau))
 
 
 def relative_error_series(tau: np.ndarray, tau_hat: np.ndarray) -> np.ndarray:
@@ -209,8 +217,6 @@ def free_run_compare(model: JointModel, t: np.ndarray, q: np.ndarray, tau: np.nd
     relaxed bristle instead would lose the friction σ0 z for a few g/σ0 of travel and offset the
     velocity by ~g/σ0·g/I.
     """
-    from sparsefric.simulate import _static_as_lugre
-
     t = np.asarray(t, dtype=float)
     q = np.asarray(q, dtype=float)
     tau = np.asarray(tau, dtype=float)
@@ -218,36 +224,18 @@ def free_run_compare(model: JointModel, t: np.ndarray, q: np.ndarray, tau: np.nd
     if qd is None:
         qd = differentiate(t, q, tau, method="butterworth").qd
     qd = np.asarray(qd, dtype=float)
-    sim_model = _static_as_lugre(model)
+    sim_model = as_lugre(model)
     z = integrate_z(qd, dt, sim_model.friction)[0]
     starts = restart_indices(len(t), dt, restart_s)
     q_sim, qd_sim = np.empty_like(q), np.empty_like(q)
     for a, b in zip(starts, np.r_[starts[1:], len(t)], strict=True):
-        q_sim[a:b], qd_sim[a:b] = _free_run(sim_model, tau[a:b], float(q[a]), float(qd[a]),
-                                            float(z[a]), dt, substeps)
+        q_sim[a:b], qd_sim[a:b] = free_run(sim_model, tau[a:b], float(q[a]), float(qd[a]),
+                                           float(z[a]), dt, substeps)
     eq = q - q_sim
     return FreeRunResult(t, q, qd, q_sim, qd_sim, starts,
                          rms_q=float(np.sqrt(np.mean(eq**2))),
                          rms_qd=float(np.sqrt(np.mean((qd - qd_sim) ** 2))),
                          max_abs_q=float(np.max(np.abs(eq))))
-
-
-def _free_run(model: JointModel, tau: np.ndarray, q0: float, qd0: float, z0: float, dt: float,
-              substeps: int) -> tuple[np.ndarray, np.ndarray]:
-    """Open-loop, noise-free run of a LuGre ``model`` from (q0, q̇0, z0); returns q, q̇.
-
-    Same kernel as :func:`sparsefric.identify.free_run`, which has no z0 argument.
-    """
-    from sparsefric.simulate import _simulate
-
-    n = len(tau)
-    zeros = np.zeros(n)
-    fc, omega, deltas, amps, powers, coefs, k = model.friction.as_tuple()
-    a_c, a_s = (model.gravity_cos, model.gravity_sin) if model.axis == "revolute" else (0.0, 0.0)
-    out = _simulate(zeros, zeros, np.ascontiguousarray(tau, dtype=float), 0.0, 0.0, 0.0, dt,
-                    int(substeps), model.inertia, a_c, a_s, model.offset, fc, omega, deltas,
-                    amps, powers, coefs, k, model.sigma0, model.sigma1, zeros, 0.0, q0, qd0, z0)
-    return out[0], out[1]
 
 
 # --------------------------------------------------------------------------- CVE

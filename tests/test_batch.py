@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -13,15 +12,17 @@ import pytest
 import sparsefric.batch as batch_module
 from sparsefric.batch import (
     JointResult,
-    build_batch_parser,
     read_manifest,
     robust_z,
     run_manifest,
 )
+from sparsefric.cli import build_parser
 from sparsefric.data import load_trajectories, save_trajectory
 from sparsefric.errors import SparsefricError
 
 from .conftest import example_files
+
+pytestmark = pytest.mark.slow  # whole identifications
 
 #: Fast identification options (one Ω_s and σ0 start, 6 thresholds), as manifest cells.
 FAST = {"sigma0_starts": "1e4", "omega_starts": "0.05",
@@ -54,9 +55,7 @@ def _manifest(root: Path) -> Path:
 
 
 def _cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="sparsefric")
-    build_batch_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     return args.run(args)
 
 

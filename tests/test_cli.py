@@ -35,6 +35,7 @@ def test_identify_static_writes_model_and_selection(tmp_path, capsys):
     assert not list(tmp_path.glob(".out.staging-*"))
 
 
+@pytest.mark.slow
 def test_identify_lugre_and_predict(tmp_path, capsys):
     train = [_short_csv(tmp_path, f, name=f.name) for f in example_files("train")]
     out = tmp_path / "out"
@@ -63,17 +64,18 @@ def test_simulate_writes_trajectories_and_truth(tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["identify", "absent.csv"], "absent.csv: no such file"),
     (["identify", str(EMPS), "--torque", "force"], "no column 'force'"),
-    (["identify", str(EMPS), "--sigma0-starts", "-3"], "expected positive numbers"),
+    (["identify", str(EMPS), "--sigma0-starts", "-3"], "expected a positive number"),
     (["identify", str(EMPS), "--model", "C"], "invalid choice"),
     (["predict", "absent.json", str(EMPS)], "absent.json: no such model file"),
-    (["simulate", "--out", "x", "--velocities", "fast"], "expected comma-separated numbers"),
+    (["simulate", "--out", "x", "--velocities", "fast"], "expected a number, got 'fast'"),
     (["identify", str(EMPS), "--method", "idim-ls", "--static-only"],
      "--static-only applies to --method sparsefric only"),
     (["identify", str(EMPS), "--method", "idim-ls", "--presliding", str(EMPS)],
      "--presliding applies to --method two-step only"),
     (["identify", str(EMPS), "--method", "two-step"], "--method two-step needs --presliding"),
-    (["identify", str(EMPS), "--differentiation", "given", "--velocity", "qd"],
-     "--differentiation given needs the measured --velocity and --acceleration columns"),
+    (["identify", str(EMPS), "--differentiation", "given"],
+     "--differentiation given needs the measured velocity and acceleration in every record "
+     "(--velocity NAME and --acceleration NAME)"),
     (["identify", str(EMPS), "--method", "idim-ls", "--cutoff-hz", "600"],
      "--cutoff-hz 600 is not below the Nyquist frequency 500 Hz"),
 ])
@@ -114,6 +116,7 @@ def test_rerun_leaves_no_results_of_the_earlier_run(tmp_path):
     assert rc == 0 and (out / "model.json").exists() and not (out / "lugre_model.json").exists()
 
 
+@pytest.mark.slow
 def test_identify_with_a_baseline_method(tmp_path, capsys, truth):
     """--method idim-ls and output-error on data/example: model.json, a summary with the errors
     on every role's data, no sparsefric report; output-error (LuGre) predicts the test data

@@ -88,7 +88,7 @@ def test_resampling_interpolates_irregular_time(tmp_path):
     t = np.arange(300) * 1e-3
     t[150:] += 0.5e-3
     pd.DataFrame({"t": t, "q": t, "tau": t}).to_csv(tmp_path / "d.csv", index=False)
-    with pytest.raises(DataError, match="irregular sampling.*--resample"):
+    with pytest.raises(DataError, match="irregular sampling.*`resample=True`"):
         load_trajectories(tmp_path / "d.csv")
     (traj,) = load_trajectories(tmp_path / "d.csv", resample=True)
     assert np.ptp(np.diff(traj.t)) < 1e-9

@@ -12,7 +12,7 @@ from sparsefric.differentiation import (
     noise_std,
     trend_filter,
 )
-from sparsefric.experiment import stop_and_go_moves as trapezoid_moves
+from sparsefric.simulate import stop_and_go_moves as trapezoid_moves
 
 
 def rms(a: np.ndarray) -> float:

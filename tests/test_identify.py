@@ -13,6 +13,8 @@ from sparsefric.identify import DEFAULT_SIGMA0_STARTS, SparseFric, default_sigma
 
 from .conftest import EMPS
 
+pytestmark = pytest.mark.slow  # whole identifications
+
 V = np.geomspace(0.02, 2.1, 400)
 
 
@@ -31,7 +33,7 @@ def test_static_step_recovers_rigid_body_and_term_families(fitted, truth):
     assert _curve_error(m, truth) < 0.06
     table = fitted.selection_
     assert table.selected.sum() == 1 and table.loc[table.selected, "aic_r"].item() == 0.0
-    assert (table.n_active + table.n_eliminated == len(fitted.library_)).all()
+    assert (table.n_active + table.n_eliminated == len(fitted.result_.library)).all()
 
 
 def test_lugre_iterations_recover_dynamic_parameters(fitted, truth):
@@ -42,21 +44,21 @@ def test_lugre_iterations_recover_dynamic_parameters(fitted, truth):
     assert m.inertia == pytest.approx(truth.inertia, rel=0.01)
     assert _curve_error(m, truth) < 0.02
     assert m.breakaway_torque() == pytest.approx(truth.breakaway_torque(), rel=0.03)
-    assert abs(fitted.xi_u_ - 1) < 0.05
+    assert abs(fitted.result_.xi_u - 1) < 0.05
 
 
 def test_refinement_rounds_reach_the_true_stribeck_shape(fitted, truth):
     """Step 1 picks δ = 0.5 (ż = 0 biases it); rounds with the LuGre columns reach δ = 1.5."""
-    assert fitted.refined_ and len(fitted.refinement_runs_) >= 2
+    assert fitted.result_.refined and len(fitted.result_.lugre.refinement.runs) >= 2
     (delta, amp), = fitted.model_.stribeck
     assert delta == 1.5 and amp == pytest.approx(7.0, rel=0.05)
     assert fitted.model_.stribeck_velocity == pytest.approx(0.08, rel=0.1)
 
 
 def test_refinement_selects_friction_terms_with_the_dynamic_columns(fitted):
-    table = fitted.refinement_.table
+    table = fitted.result_.lugre.refinement.table.table
     assert table.selected.sum() == 1
-    assert fitted.refined_  # on data/example the re-selected model predicts better
+    assert fitted.result_.refined  # on data/example the re-selected model predicts better
 
 
 def test_dynamic_model_predicts_test_data_at_the_noise_floor(fitted, example, truth):
@@ -68,8 +70,9 @@ def test_dynamic_model_predicts_test_data_at_the_noise_floor(fitted, example, tr
 
 
 def test_every_sigma0_start_converges_or_says_why(fitted):
-    assert len(fitted.runs_) == len(fitted.sigma0_starts_)
-    for run in fitted.runs_:
+    lugre = fitted.result_.lugre
+    assert len(lugre.runs) == len(lugre.sigma0_starts)
+    for run in lugre.runs:
         assert run.reason and run.history
         if not run.converged:
             assert "converge" in run.reason or "stalled" in run.reason or "g(" in run.reason
@@ -101,10 +104,11 @@ def test_a_torque_of_the_opposite_sign_is_named(emps):
 def test_no_positive_coulomb_level_keeps_the_static_model(example, monkeypatch):
     short = [tr.with_(t=tr.t[:6000], q=tr.q[:6000], tau=tr.tau[:6000])
              for tr in example["train"]]
+    import sparsefric.identify as identify
+
     est = SparseFric(sigma0_starts=(1e4,))
-    monkeypatch.setattr(SparseFric, "_first_outer",
-                        lambda self, prep, library, static: replace(static, coulomb=0.0,
-                                                                    stribeck=()))
+    monkeypatch.setattr(identify, "first_outer",
+                        lambda static, prep, nu: replace(static.terms, coulomb=0.0, stribeck=()))
     est.fit(short)
     assert est.model_ is est.static_model_ and est.lugre_model_ is None
     assert any("no positive Coulomb level" in w for w in est.warnings_)
@@ -116,9 +120,9 @@ def test_a_torque_offset_is_pointed_out(example, fitted):
     biased = {role: [tr.with_(tau=tr.tau + 10.0) for tr in example[role]]
               for role in ("train", "validate")}
     est = SparseFric(static_only=True).fit(biased["train"], validate=biased["validate"])
-    (warning,) = [w for w in est.warnings_ if "--offset" in w]
+    (warning,) = [w for w in est.warnings_ if "`offset=True`" in w]
     assert "9.71 N·m (23 %" in warning
-    assert not [w for w in fitted.warnings_ if "--offset" in w]
+    assert not [w for w in fitted.warnings_ if "offset" in w]
 
 
 def test_loading_notes_reach_the_warnings(emps):
@@ -156,7 +160,7 @@ def test_collinear_columns_are_reported():
     est = SparseFric(library="coulomb-viscous", offset=True, static_only=True,
                      differentiation="given")
     est.fit([Trajectory(t, q, tau, qd=qd, qdd=np.gradient(qd, t))])
-    assert ("cos(q)", "1") in [(a, b) for a, b, _ in est.collinear_]
+    assert ("cos(q)", "1") in [(a, b) for a, b, _ in est.result_.collinear]
     assert any("nearly collinear" in w for w in est.warnings_)
 
 
@@ -166,34 +170,35 @@ def test_default_sigma0_starts_scale_with_the_breakaway_level(fitted):
     assert default_sigma0_starts(25.0, "prismatic") == pytest.approx(
         [100 * s for s in DEFAULT_SIGMA0_STARTS])
     g0 = fitted.static_model_.coulomb + sum(a for _, a in fitted.static_model_.stribeck)
-    assert fitted.sigma0_starts_ == pytest.approx(default_sigma0_starts(g0, "revolute"), rel=0.2)
+    starts = fitted.result_.lugre.sigma0_starts
+    assert starts == pytest.approx(default_sigma0_starts(g0, "revolute"), rel=0.2)
     # on data/example g(0) ≈ 25 N·m: the paper's starts
-    assert fitted.sigma0_starts_ == pytest.approx(DEFAULT_SIGMA0_STARTS, rel=0.15)
+    assert starts == pytest.approx(DEFAULT_SIGMA0_STARTS, rel=0.15)
 
 
 def test_the_fitted_data_are_differentiated_once(fitted, example, monkeypatch):
     import pickle
 
-    import sparsefric.identify as identify
+    import sparsefric.preprocessing as preprocessing
 
     def fail(*a, **k):
         raise AssertionError("differentiated again")
 
-    monkeypatch.setattr(identify, "prepare", fail)
-    train = fitted._prepare(example["train"])
-    assert fitted._prepare(example["validate"]) is not train
+    monkeypatch.setattr(preprocessing, "prepare", fail)
+    result = fitted.result_
+    train = result.prepare(example["train"])
+    assert result.prepare(example["validate"]) is not train
     with pytest.raises(AssertionError, match="again"):
-        fitted._prepare(example["test"])
-    assert "_prepared" not in pickle.loads(pickle.dumps(fitted)).__dict__
+        result.prepare(example["test"])
+    assert pickle.loads(pickle.dumps(fitted)).result_.preprocessor._cache == []
 
 
 def test_a_weak_joint_keeps_its_inertia_when_validation_reaches_a_new_regime():
     """The paper's split validates at 0.03 rad/s, below every training speed. Scored on the
     validation samples alone, AICc chose Coulomb + cos q for this weak joint (I = 0, test error
     4.3× the noise floor)."""
-    from sparsefric.experiment import paper_experiment
     from sparsefric.model import JointModel
-    from sparsefric.simulate import Sensors
+    from sparsefric.simulate import Sensors, paper_experiment
 
     truth = JointModel(axis="revolute", inertia=0.02, gravity_cos=0.3, gravity_sin=0.05,
                        kind="lugre", coulomb=0.5, stribeck_velocity=0.05,

@@ -17,6 +17,8 @@ from sparsefric.identify import SparseFric
 from sparsefric.model import JointModel, parameter_table
 from sparsefric.report import summary_dict, write_report
 
+pytestmark = pytest.mark.slow  # whole identifications
+
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "example"
 
 
@@ -40,7 +42,7 @@ def rendered(light_fit, tmp_path_factory):
     est, train, test = light_fit
     out = tmp_path_factory.mktemp("report")
     truth = JointModel.load(EXAMPLE / "truth.json")
-    summary = write_report(est, out, train, test=test, truth=truth, restart_s=0.5)
+    summary = write_report(est.result_, out, train, test=test, truth=truth, restart_s=0.5)
     return out, summary
 
 
@@ -105,7 +107,7 @@ def test_summary_dict_is_json(rendered, light_fit):
 
 def test_summary_dict_without_data(light_fit):
     est = light_fit[0]
-    d = summary_dict(est)
+    d = summary_dict(est.result_)
     json.dumps(d, allow_nan=False)
     assert d["metrics"] == [] and d["data"] == {}
     assert d["converged"] == bool(est.converged_)
@@ -132,7 +134,7 @@ def test_parameter_table_units():
 
 def test_report_without_cve_and_test(light_fit, tmp_path):
     est, train, _ = light_fit
-    write_report(est, tmp_path, train, cve=pd.DataFrame(), restart_s=None)
+    write_report(est.result_, tmp_path, train, cve=pd.DataFrame(), restart_s=None)
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     # no test data: no test torque figure; free run and hysteresis fall back to the training data
     assert page.count("<img") == 7

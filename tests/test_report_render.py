@@ -15,6 +15,8 @@ import pytest
 from sparsefric.identify import SparseFric
 from sparsefric.report import write_report
 
+pytestmark = pytest.mark.slow  # whole identifications
+
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-dev-shm-usage", "--hide-scrollbars"]
@@ -44,7 +46,7 @@ def report(example, tmp_path_factory) -> Path:
     est = SparseFric(sigma0_starts=(1e4,), omega_starts=(0.05,),
                      thresholds=np.geomspace(0.1, 20, 6)).fit(train)
     out = tmp_path_factory.mktemp("report")
-    write_report(est, out, train, test=[example["test"][0]])
+    write_report(est.result_, out, train, test=[example["test"][0]])
     return out / "report.html"
 
 

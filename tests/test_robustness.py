@@ -8,9 +8,13 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from sparsefric.cli import main
 
 from .conftest import example_files
+
+pytestmark = pytest.mark.slow  # whole identifications
 
 FAST = ["--sigma0-starts", "1e4", "--omega-starts", "0.05"]
 

@@ -10,8 +10,8 @@ variation of q̈ plus a least-squares fit of its double integral to the data.  W
 signal x (q̈ = D²x/h²) this is ℓ1 trend filtering, ``min ½‖y − x‖² + λ‖D³x‖₁``.  What exists:
 
 * pynumdiff 0.3 ``tvrdiff`` poses exactly this (its ``order=2``) to cvxpy with cumulative-sum
-  variables (a dense-ish integration operator); OSQP/Clarabel take ~4 s (order 1) and ~15 s
-  (order 2) for 10,000 samples and stop at modest accuracy (objective 0.1–0.6 % above ours).
+  variables (a dense-ish integration operator): general conic solvers take seconds for 10,000
+  samples and stop at modest accuracy.
 * pynumdiff ``iterative_velocity`` (Chartrand's lagged diffusivity) only does the first
   derivative, with conjugate gradients on an ill-conditioned operator.
 * The specialised ADMM of Ramdas & Tibshirani (2016) needs an O(n) fused-lasso prox
@@ -22,13 +22,12 @@ signal x (q̈ = D²x/h²) this is ℓ1 trend filtering, ``min ½‖y − x‖² 
 
 We use the last, compiled with numba (``_ipm.py``: the banded LDLᵀ factorisation, solves, line
 search and gap in four fused loops per Newton step), with the signal rescaled by its noise level
-so that the conditioning and tolerances do not depend on units. Measured on a 2-core machine:
-~0.012 s for 10,000 samples at a fixed weight, and ~0.5 s for the whole automatic-weight
-differentiation of angle and torque at 100,000 samples; 26–48× faster than pynumdiff's own
-problem solved to the same accuracy (``benchmarks/bench_differentiation.py``).
+so that the conditioning and tolerances do not depend on units. Its speed against pynumdiff's own
+problem solved to the same accuracy is measured by ``benchmarks/bench_differentiation.py``
+(``docs/DESIGN.md`` §16).
 """
 
-from sparsefric.differentiation.pipeline import (
+from sparsefric.differentiation.derivatives import (
     METHODS,
     Derivatives,
     DifferentiationError,

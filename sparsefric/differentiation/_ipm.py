@@ -9,9 +9,8 @@ substitution fused with the largest feasible step; (iii) the residual for the ba
 search; (iv) the update fused with the duality gap of the new point.  z and dz are stored with
 m zeros of padding on each side so that the band products need no boundary tests; the
 reciprocals 1/(±z − λ) are computed once per step; the step bound is a branch-free running
-maximum.  Sequential, no ``fastmath``: results are reproducible bit for bit.  About 35 ns per
-sample and Newton step (the LDLᵀ recurrence, latency-bound, is a third of it); the iterates are
-those of the former numpy/LAPACK implementation up to rounding.
+maximum.  Sequential, no ``fastmath``: results are reproducible bit for bit; the iterates are
+those of a numpy/LAPACK implementation up to rounding.
 """
 
 from __future__ import annotations

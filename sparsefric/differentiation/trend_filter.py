@@ -17,7 +17,7 @@ constrained QP ::
 solved by a primal-dual interior-point method.  Each Newton step is one symmetric positive-
 definite solve with ``DDᵀ + diag(·)`` which has m sub-diagonals: O(n·m²) with a banded LDLᵀ
 factorisation, memory O(n·m).  The iterations are compiled with numba in :mod:`._ipm` (fused
-loops, ~40 ns per sample and Newton step: 0.03 s for 10,000 samples, 0.2 s for 100,000).
+loops, O(n) per Newton step).
 Convergence is certified by the duality gap: the primal objective is 1-strongly convex, so
 ``‖x − x*‖₂² ≤ 2·gap``.  Typical runs need 20–40 Newton steps, independently of n.
 """
@@ -112,15 +112,13 @@ NOISE_CHANGE_RATIO = 1.3
 def regime_noise_std(y: np.ndarray, m: int = 4) -> float:
     """:func:`noise_std` of the record, or of its noisier part if the noise level changes.
 
-    The trimmed estimate of the whole record mixes regimes: a recording that starts with 10 s at
-    rest, where the position and torque are quieter than in motion, gave 60 % of the moving
-    noise, the SURE rule then chose κ 100–1000× smaller, the barely smoothed q̈ attenuated the
-    inertia by 48 %. The record is cut into blocks of :data:`NOISE_BLOCK` samples; when the upper
-    quartile of their estimates exceeds the whole-record one by :data:`NOISE_CHANGE_RATIO`, it is
-    used instead (smoothing for the noisier regime; too much smoothing costs far less than too
-    little). On a record with uniform noise the two agree within a few % and nothing changes:
-    no record of the 24 simulated and real data sets of the benchmark and of the robustness
-    sweep uses it.
+    The trimmed estimate of the whole record mixes regimes: where a recording rests for long
+    stretches, quieter than in motion, it underestimates the moving noise, the SURE rule then
+    chooses a far smaller κ and the barely smoothed q̈ attenuates the inertia (``DESIGN.md``
+    §17). The record is cut into blocks of :data:`NOISE_BLOCK` samples; when the upper quartile
+    of their estimates exceeds the whole-record one by :data:`NOISE_CHANGE_RATIO`, it is used
+    instead (smoothing for the noisier regime; too much smoothing costs far less than too
+    little). On a record with uniform noise the two agree and nothing changes.
     """
     overall = noise_std(y, m)
     n = y.size // NOISE_BLOCK
@@ -135,11 +133,10 @@ def measurement_noise_std(y: np.ndarray, m: int = 4) -> float:
     """:func:`regime_noise_std`; on a lattice of step Δ, :func:`noise_std` but at least Δ/√12.
 
     Slow moves on a coarse encoder stay on one count for many samples: their differences are
-    mostly 0, and the trimmed mean square sees less noise than the rounding adds (on a 14-bit
-    encoder 3.6e-5 rad against Δ/√12 = 1.1e-4 rad). The smaller estimate lets the trend filter
-    follow every count: q̈ errors of hundreds of rad/s². On a lattice the rounding is the known
-    floor and the blocks are not compared: at the slow speeds of some blocks successive rounding
-    errors are correlated and their estimates scatter by ±25 % around Δ/√12.
+    mostly 0, and the trimmed mean square sees less noise than the rounding adds. The smaller
+    estimate lets the trend filter follow every count (``DESIGN.md`` §18). On a lattice the
+    rounding is the known floor and the blocks are not compared: at the slow speeds of some
+    blocks successive rounding errors are correlated and their estimates scatter around Δ/√12.
     """
     step = quantisation_step(y)
     if step > 0:

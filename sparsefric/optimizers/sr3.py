@@ -20,10 +20,12 @@ Why the ξ/W alternation is written here and not delegated to ``pysindy.optimize
 inside the Newton loop of every λ and every start (thousands of solves), on the p×p normal
 equations. pysindy's ``SR3.fit`` takes the n×p data, recomputes XᵀX and its Cholesky factor and
 records a history per call (≈ 5 ms per fit for p = 23), and its 2.1 ``objective_history`` evaluates
-the regulariser on the wrong vector. We use pysindy's λ ↔ threshold convention
-(``SR3.calculate_l0_weight``) and its ℓ0 prox; the inner iterations are compiled with numba (a
-sweep runs up to 10⁶ of them), and tests check that the compiled prox equals pysindy's and that
-our alternation reproduces pysindy's SR3.
+the regulariser on the wrong vector. We follow pysindy's conventions — the λ ↔ threshold relation
+of ``SR3.calculate_l0_weight`` and its ℓ0 prox, two one-line formulas written out here so that
+the package does not import pysindy (≈ 1 s) for them — and compile the inner iterations with
+numba (a sweep runs up to 10⁶ of them). pysindy is the reference of the tests: they check that
+both formulas and the compiled prox equal pysindy's, and that our alternation reproduces
+pysindy's SR3.
 """
 
 from __future__ import annotations
@@ -32,19 +34,22 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from pysindy.optimizers import SR3
-from pysindy.utils import get_prox
 from scipy.linalg import lstsq
 from scipy.optimize import minimize_scalar
 
-from sparsefric.feature_library import FeatureLibrary, Signals
-
-_PROX_L0 = get_prox("l0")
+from sparsefric.feature_library import FeatureLibrary
+from sparsefric.signals import Signals
 
 
 def l0_weight(threshold: float, nu: float) -> float:
-    """λ whose ℓ0 prox thresholds at ``threshold``: λ = threshold²/(2ν) (pysindy's convention)."""
-    return float(SR3.calculate_l0_weight(float(threshold), float(nu)))
+    """λ whose ℓ0 prox thresholds at ``threshold``: λ = threshold²/(2ν) (pysindy's convention,
+    ``SR3.calculate_l0_weight``; Champion et al. 2020, appendix S1)."""
+    return float(float(threshold) ** 2 / (2 * float(nu)))
+
+
+def prox_l0(xi: np.ndarray, weight: float) -> np.ndarray:
+    """Prox of ``weight``·‖·‖₀: hard threshold at √(2·weight) (pysindy's ``get_prox("l0")``)."""
+    return xi * (np.abs(xi) > np.sqrt(2 * weight))
 
 
 def prox_l0_nonneg(xi: np.ndarray, lam_nu: float, nonneg: np.ndarray | None,
@@ -55,7 +60,7 @@ def prox_l0_nonneg(xi: np.ndarray, lam_nu: float, nonneg: np.ndarray | None,
     not penalised; a constrained coordinate that is negative goes to 0 (the prox of ℓ0 + ι_{w≥0}
     is exactly this). :func:`_sr3_iterate` compiles the same rule; a test checks the two agree.
     """
-    W = _PROX_L0(xi, float(lam_nu))
+    W = prox_l0(xi, float(lam_nu))
     if keep is not None:
         W[keep] = xi[keep]
     if nonneg is not None:

@@ -11,16 +11,19 @@ Given the static structure of step 1 and the frozen rigid-body part, with τ_c =
 * outer loop (step 2): least squares (SR3 with λ = 0) of τ_c on the active viscous columns,
   m(t)·[1, e^{−|q̇/Ω_s|^{δ_i}}] and ż, with m = s(q̇)(1 − ż/q̇) = σ0 z/g(q̇) (division-free; g of
   the previous iteration, with which z was integrated), and Newton updates of Ω_s. Gives g and τ_v.
-* stop when |σ0,new − σ0,old| ≤ tol·σ0,old.
+* stop when |σ0,new − σ0,old| ≤ tol·σ0,old and g(q̇) has settled (``DESIGN.md`` §7).
 * then polish σ0 (not in the paper, see :func:`polish_sigma0`): a 1-D search of the prediction
   error around the fixed point, because σ0 ← σ0 ξ_u barely moves where sliding dominates.
 
-The Coulomb column is always kept here, even if step 1 dropped it: g(q̇) divides the bristle
-dynamics and must stay positive at all speeds.
+:func:`multistart` runs the iterations from several initial σ0 (the paper tried 1e3–1e5 N·m/rad)
+and keeps the best admissible run. The Coulomb column is always kept here, even if step 1 dropped
+it: g(q̇) divides the bristle dynamics and must stay positive at all speeds.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -30,7 +33,6 @@ from scipy.optimize import minimize_scalar
 from sparsefric.feature_library import (
     FeatureLibrary,
     SignalLibrary,
-    Signals,
     StribeckLibrary,
     ViscousLibrary,
 )
@@ -43,6 +45,25 @@ from sparsefric.lugre import (
 )
 from sparsefric.optimizers.sr3 import GramCache, SR3Newton
 from sparsefric.selection import thin
+from sparsefric.signals import Signals
+
+#: Initial σ0 [N·m/rad] of the multi-start (the main paper's values, for its joint).
+DEFAULT_SIGMA0_STARTS = (1e3, 5e3, 1e4, 5e4, 1e5)
+#: Pre-sliding deflections z_ss = g(0)/σ0 [rad or m] behind the default σ0 starts. For a joint
+#: with g(0) = 25 N·m (data/example, the scale of the paper's joint) they give the paper's starts
+#: 1e3 … 1e5 N·m/rad, i.e. deflections of 0.25–25 mrad; a start scaled with g(0) carries that
+#: physics to weaker or stronger joints. Linear guides and screws deflect 2.5–250 µm before they
+#: slide, so for a prismatic axis the deflections are 100× smaller in metres (σ0 ~ 10⁵–10⁷ N/m).
+PRESLIDING_DEFLECTIONS = {"revolute": tuple(25.0 / s for s in DEFAULT_SIGMA0_STARTS),
+                          "prismatic": tuple(0.25 / s for s in DEFAULT_SIGMA0_STARTS)}
+
+
+def default_sigma0_starts(g0: float, axis: str) -> tuple[float, ...]:
+    """σ0 starts [N·m/rad or N/m] g(0)/z_ss for the :data:`PRESLIDING_DEFLECTIONS` of ``axis``.
+
+    ``g0`` is the static break-away level f_c + Σ A_i [N·m or N] of step 1.
+    """
+    return tuple(float(g0) / d for d in PRESLIDING_DEFLECTIONS[axis])
 
 
 @dataclass(frozen=True)
@@ -53,6 +74,40 @@ class Structure:
     deltas: tuple[float, ...]
     tanh_k: float = 0.0
     axis: str = "revolute"  #: for the units of the coefficients
+
+
+@dataclass(frozen=True)
+class FrictionData:
+    """The friction torque the iterations fit, along the measured motion.
+
+    Attributes
+    ----------
+    x : Signals
+        q [rad], q̇ [rad/s], q̈ [rad/s²] of every sample (trajectories stacked).
+    tau_c : ndarray
+        τ_c = τ − rigid-body torque [N·m], the friction to explain.
+    bounds : list of (start, stop)
+        Slice of each trajectory (z is integrated per trajectory).
+    dt : list of float
+        Sample period [s] of each trajectory.
+    """
+
+    x: Signals
+    tau_c: np.ndarray
+    bounds: list[tuple[int, int]]
+    dt: list[float]
+
+
+@dataclass(frozen=True)
+class IterationSettings:
+    """Limits and tolerances of the iterations (see :func:`run_iterations`)."""
+
+    nu: float = 0.01
+    max_outer: int = 30
+    max_inner: int = 50
+    tol: float = 1e-3
+    xi_tol: float = 0.05
+    g_tol: float = 3e-3
 
 
 @dataclass
@@ -117,19 +172,19 @@ def _viscous_columns(qd: np.ndarray, powers: tuple[int, ...]) -> np.ndarray:
     return np.column_stack([qd**p for p in powers]) if powers else np.zeros((len(qd), 0))
 
 
-def prediction_error(params: FrictionParams, x: Signals, tau_c: np.ndarray,
-                     bounds: list[tuple[int, int]], dt: list[float],
+def prediction_error(params: FrictionParams, data: FrictionData,
                      z_zd: tuple[np.ndarray, np.ndarray] | None = None) -> float:
     """‖τ_c − τ̂_f‖ of the LuGre model integrated along each trajectory [N·m].
 
     ``z_zd``: z and ż of ``params`` if already integrated (:func:`integrate_all`).
     """
+    x = data.x
     if z_zd is None:
         tau_f = np.concatenate([lugre_torque(x.qd[a:b], h, params)
-                                for (a, b), h in zip(bounds, dt, strict=True)])
+                                for (a, b), h in zip(data.bounds, data.dt, strict=True)])
     else:
         tau_f = params.sigma0 * z_zd[0] + params.sigma1 * z_zd[1] + viscous_torque(x.qd, params)
-    return float(np.linalg.norm(tau_c - tau_f))
+    return float(np.linalg.norm(data.tau_c - tau_f))
 
 
 @dataclass(frozen=True)
@@ -144,17 +199,16 @@ class InnerResult:
     zd: np.ndarray
 
 
-def inner_loop(params: FrictionParams, x: Signals, tau_c: np.ndarray,
-               bounds: list[tuple[int, int]], dt: list[float],
-               max_inner: int = 50) -> InnerResult:
+def inner_loop(params: FrictionParams, data: FrictionData, max_inner: int = 50) -> InnerResult:
     """Step 3: integrate z, fit [u, u̇, viscous], update σ0 ← σ0 ξ_u until the error rises."""
+    x, tau_c = data.x, data.tau_c
     powers = tuple(int(p) for p in params.powers)
     visc = _viscous_columns(x.qd, powers)
     best = InnerResult(params, np.inf, np.nan, 0, np.zeros_like(x.qd), np.zeros_like(x.qd))
     current = params
     it = 0
     for it in range(1, max_inner + 1):  # noqa: B007
-        z, zd = integrate_all(x.qd, bounds, dt, current)
+        z, zd = integrate_all(x.qd, data.bounds, data.dt, current)
         s0 = current.sigma0
         A = np.column_stack([s0 * z, s0 * zd, visc])
         coef = _lstsq(A, tau_c)
@@ -166,13 +220,12 @@ def inner_loop(params: FrictionParams, x: Signals, tau_c: np.ndarray,
         if not (np.isfinite(sigma0) and sigma0 > 0):
             break
         current = replace(current, sigma0=sigma0, sigma1=s0 * coef[1],
-                           coefficients=coef[2:].copy())
+                          coefficients=coef[2:].copy())
     return replace(best, iterations=it)
 
 
-def polish_sigma0(params: FrictionParams, x: Signals, tau_c: np.ndarray,
-                  bounds: list[tuple[int, int]], dt: list[float],
-                  span: float = 3.0, max_moves: int = 4) -> tuple[FrictionParams, float]:
+def polish_sigma0(params: FrictionParams, data: FrictionData, span: float = 3.0,
+                  max_moves: int = 4) -> tuple[FrictionParams, float]:
     """σ0 [N·m/rad] minimising the LuGre prediction error, searched within a factor ``span`` of
     ``params`` and re-centred (at most ``max_moves`` searches) while it ends on the bracket's edge.
 
@@ -181,16 +234,16 @@ def polish_sigma0(params: FrictionParams, x: Signals, tau_c: np.ndarray,
     their error ‖τ_c − τ̂_f‖ [N·m] (bounded Brent search in ln σ0).
 
     Why: during steady sliding u = σ0 z ≈ g(q̇) whatever σ0 is, so ξ_u stays within a few per
-    mille of 1 over decades of σ0 and the paper's update σ0 ← σ0 ξ_u stops near its start (on a
-    simulated linear axis every start from 1e4 to 1e7 N/m ended within 10 % of itself), while
-    the prediction error, which also sees the pre-sliding transients, has a clear minimum.
+    mille of 1 over decades of σ0 and the paper's update σ0 ← σ0 ξ_u stops near its start, while
+    the prediction error, which also sees the pre-sliding transients, has a clear minimum
+    (``DESIGN.md`` §14).
     """
-    visc = _viscous_columns(x.qd, tuple(int(p) for p in params.powers))
+    visc = _viscous_columns(data.x.qd, tuple(int(p) for p in params.powers))
 
     def fit(log_sigma0: float) -> tuple[FrictionParams, float]:
         trial = replace(params, sigma0=float(np.exp(log_sigma0)))
-        z, zd = integrate_all(x.qd, bounds, dt, trial)
-        y = tau_c - trial.sigma0 * z
+        z, zd = integrate_all(data.x.qd, data.bounds, data.dt, trial)
+        y = data.tau_c - trial.sigma0 * z
         A = np.column_stack([zd, visc])
         coef = _lstsq(A, y)
         trial = replace(trial, sigma1=float(coef[0]), coefficients=coef[1:].copy())
@@ -216,12 +269,12 @@ def outer_library(structure: Structure) -> FeatureLibrary:
             + SignalLibrary(["zdot"], axis=axis))
 
 
-def dynamic_signals(params: FrictionParams, x: Signals, bounds: list[tuple[int, int]],
-                    dt: list[float],
+def dynamic_signals(params: FrictionParams, data: FrictionData,
                     z_zd: tuple[np.ndarray, np.ndarray] | None = None) -> Signals:
     """Signals with the step-2 multiplier m = σ0 z/g(q̇) and ż of ``params`` (integrated here
     unless given as ``z_zd``)."""
-    z, zd = integrate_all(x.qd, bounds, dt, params) if z_zd is None else z_zd
+    x = data.x
+    z, zd = integrate_all(x.qd, data.bounds, data.dt, params) if z_zd is None else z_zd
     m = params.sigma0 * z / stribeck_g(x.qd, params)
     return Signals(x.q, x.qd, x.qdd, multiplier=m, extra={"zdot": zd})
 
@@ -231,82 +284,81 @@ def params_from_coefficients(params: FrictionParams, structure: Structure,
     """Friction parameters from step-2 coefficients [viscous…, f_c, A…, σ1]."""
     n_v, n_s = len(structure.powers), len(structure.deltas)
     return replace(params, powers=np.array(structure.powers, dtype=float),
-                    coefficients=coef[:n_v].copy(), coulomb=float(coef[n_v]),
-                    deltas=np.array(structure.deltas, dtype=float),
-                    amplitudes=coef[n_v + 1:n_v + 1 + n_s].copy(), stribeck_velocity=omega,
-                    sigma1=float(coef[-1]))
+                   coefficients=coef[:n_v].copy(), coulomb=float(coef[n_v]),
+                   deltas=np.array(structure.deltas, dtype=float),
+                   amplitudes=coef[n_v + 1:n_v + 1 + n_s].copy(), stribeck_velocity=omega,
+                   sigma1=float(coef[-1]))
 
 
-def outer_fit(params: FrictionParams, structure: Structure, x: Signals, tau_c: np.ndarray,
-              bounds: list[tuple[int, int]], dt: list[float], nu: float,
+def outer_fit(params: FrictionParams, structure: Structure, data: FrictionData, nu: float,
               z_zd: tuple[np.ndarray, np.ndarray] | None = None) -> FrictionParams:
     """Step 2: refit g(q̇), τ_v and σ1 with the ż of ``params``; Newton updates of Ω_s.
 
     The regression uses at most :data:`~sparsefric.selection.MAX_ROWS` rows (uniform stride,
     as the sweeps); the inner loop then refits σ0, σ1 and τ_v on every sample.
     """
-    signals = dynamic_signals(params, x, bounds, dt, z_zd)
+    signals = dynamic_signals(params, data, z_zd)
     library = outer_library(structure)
-    res = SR3Newton(threshold=0.0, nu=nu).fit(GramCache(library, *thin(signals, tau_c)),
+    res = SR3Newton(threshold=0.0, nu=nu).fit(GramCache(library, *thin(signals, data.tau_c)),
                                                np.log(params.stribeck_velocity))
     return params_from_coefficients(params, structure, res.coef, res.omega)
 
 
-def run_iterations(start: FrictionParams, structure: Structure, x: Signals, tau_c: np.ndarray,
-                   bounds: list[tuple[int, int]], dt: list[float], *, nu: float = 0.01,
-                   max_outer: int = 30, max_inner: int = 50, tol: float = 1e-3,
-                   xi_tol: float = 0.05, g_tol: float = 3e-3,
+def _stop_reason(params: FrictionParams, xi_u: float, s: IterationSettings) -> tuple[bool, str]:
+    """(converged, reason) of an outer loop whose σ0 and g(q̇) stopped moving."""
+    if abs(xi_u - 1.0) <= s.xi_tol:
+        return True, (f"σ0 and g(q̇) changed by less than {s.tol:g} and {s.g_tol:g} (relative) "
+                      f"and ξ_u = {xi_u:.4f}")
+    return False, (f"σ0 stalled at {params.sigma0:.4g} N·m/rad with ξ_u = {xi_u:.3f} ≠ 1: "
+                   "the training error rose at every update")
+
+
+def run_iterations(start: FrictionParams, structure: Structure, data: FrictionData,
+                   settings: IterationSettings = IterationSettings(),
                    tau_norm: float = 1.0) -> IterationResult:
     """Outer/inner iterations from ``start`` (its σ0 is the initial value).
 
     Converged when σ0 changes by at most ``tol`` (relative) between outer iterations with
     |ξ_u − 1| ≤ ``xi_tol`` (the fixed point of the σ0 update) and g(q̇) at the data's speeds by
     at most ``g_tol`` (relative RMS); a σ0 that stops moving with ξ_u away from 1 is reported as
-    stalled, not converged.
-
-    The g condition is ours (ALGORITHM.md stops on σ0 alone): when the first σ0 update of an
-    inner loop does not lower the error, σ0 repeats exactly and the paper's test stops the run
-    at its second outer iteration while Ω_s is still moving by 15–50 % per iteration, leaving g
-    near the biased ż = 0 fit of step 1 (break-away +11 % on data/example).
+    stalled, not converged. ``tau_norm`` [N·m] scales the errors of the history and the result.
+    The g condition is ours (ALGORITHM.md stops on σ0 alone; ``DESIGN.md`` §7).
     """
+    s = settings
+    x = data.x
     params = start
     history: list[dict] = []
     best = (np.inf, start)
-    reason = f"σ0 did not converge within {max_outer} outer iterations"
+    reason = f"σ0 did not converge within {s.max_outer} outer iterations"
     converged = False
     g_old = None
-    for k in range(1, max_outer + 1):
+    for k in range(1, s.max_outer + 1):
         sigma0_old = params.sigma0
         g = stribeck_g(x.qd, params)
         g_change = np.inf if g_old is None else float(
             np.linalg.norm(g - g_old) / np.linalg.norm(g))
         g_old = g
-        inner = inner_loop(params, x, tau_c, bounds, dt, max_inner)
-        params, err, xi_u, n_inner = inner.params, inner.error, inner.xi_u, inner.iterations
-        pred = prediction_error(params, x, tau_c, bounds, dt, (inner.z, inner.zd))
+        inner = inner_loop(params, data, s.max_inner)
+        params, err, xi_u = inner.params, inner.error, inner.xi_u
+        pred = prediction_error(params, data, (inner.z, inner.zd))
         history.append({"outer": k, "error_rel": err / tau_norm, "prediction_error_rel":
                         pred / tau_norm, "xi_u": xi_u, "sigma0": params.sigma0,
                         "sigma1": params.sigma1, "omega_s": params.stribeck_velocity,
-                        "coulomb": params.coulomb, "inner_iterations": n_inner,
+                        "coulomb": params.coulomb, "inner_iterations": inner.iterations,
                         "g_change": g_change})
         if pred < best[0]:
             best = (pred, params)
         if not np.isfinite(err):
             reason = "the training error became non-finite"
             break
-        if abs(params.sigma0 - sigma0_old) <= tol * sigma0_old and g_change <= g_tol:
-            converged = abs(xi_u - 1.0) <= xi_tol
-            reason = (f"σ0 and g(q̇) changed by less than {tol:g} and {g_tol:g} (relative) and "
-                      f"ξ_u = {xi_u:.4f}"
-                      if converged else
-                      f"σ0 stalled at {params.sigma0:.4g} N·m/rad with ξ_u = {xi_u:.3f} ≠ 1: "
-                      "the training error rose at every update")
+        if abs(params.sigma0 - sigma0_old) <= s.tol * sigma0_old and g_change <= s.g_tol:
+            converged, reason = _stop_reason(params, xi_u, s)
             break
-        params = outer_fit(params, structure, x, tau_c, bounds, dt, nu, (inner.z, inner.zd))
+        params = outer_fit(params, structure, data, s.nu, (inner.z, inner.zd))
         if not np.all(stribeck_g(x.qd, params) > 0):
             reason = "g(q̇) became non-positive; kept the last valid model"
             break
-    polished, pred = polish_sigma0(best[1], x, tau_c, bounds, dt)
+    polished, pred = polish_sigma0(best[1], data)
     if pred < best[0] and (polished.sigma1 >= 0 or best[1].sigma1 < 0):
         reason += (f"; σ0 polished from {best[1].sigma0:.4g} to {polished.sigma0:.4g} by a 1-D "
                    "search of the prediction error")
@@ -319,3 +371,25 @@ def run_iterations(start: FrictionParams, structure: Structure, x: Signals, tau_
     if not result.admissible:
         result.reason += f"; σ1 = {result.params.sigma1:.4g} < 0 is physically inadmissible"
     return result
+
+
+def select_run(runs: Sequence[IterationResult]) -> IterationResult:
+    """The run to keep: lowest training error among converged, admissible runs (σ0 > 0,
+    σ1 ≥ 0); failing that among admissible ones; failing that among all."""
+    for pool in ([r for r in runs if r.converged and r.admissible],
+                 [r for r in runs if r.admissible], list(runs)):
+        if pool:
+            return min(pool, key=lambda r: r.error if math.isfinite(r.error) else math.inf)
+    raise ValueError("no runs")
+
+
+def multistart(starts: Sequence[FrictionParams], structure: Structure, data: FrictionData,
+               settings: IterationSettings, tau_norm: float,
+               after_run: Callable[[int], None] | None = None) -> list[IterationResult]:
+    """:func:`run_iterations` from every start (one σ0 each); ``after_run(i)`` after run i."""
+    runs = []
+    for i, start in enumerate(starts):
+        runs.append(run_iterations(start, structure, data, settings, tau_norm))
+        if after_run is not None:
+            after_run(i)
+    return runs

@@ -22,6 +22,7 @@ import numpy as np
 from sparsefric.data import Trajectory
 from sparsefric.lugre import _g, _viscous, z_step
 from sparsefric.model import JointModel
+from sparsefric.simulate.excitation import trapezoid_moves
 
 
 @dataclass(frozen=True)
@@ -69,68 +70,9 @@ class Controller:
         return float(kp), float(kd)
 
 
-# ---------------------------------------------------------------------------- reference moves
-def trapezoid_moves(q_low: float, q_high: float, velocity: float, acceleration: float,
-                    dwell: float = 0.5, cycles: int = 1, period: float = 1e-3
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Back-and-forth point-to-point moves with a trapezoidal velocity profile.
-
-    Rest at ``q_low`` [rad] for ``dwell`` [s], move to ``q_high`` at target ``velocity`` [rad/s]
-    with ``acceleration`` [rad/s²], rest, move back; ``cycles`` times; a final rest.
-
-    Returns
-    -------
-    t, q_ref, qd_ref, qdd_ref : ndarray
-        Reference time [s], position [rad], velocity [rad/s], acceleration [rad/s²].
-    """
-    if velocity <= 0 or acceleration <= 0 or q_high <= q_low:
-        raise ValueError("need velocity > 0, acceleration > 0 and q_high > q_low")
-    dist = q_high - q_low
-    v = min(velocity, np.sqrt(dist * acceleration))  # triangular profile if the move is short
-    t_acc = v / acceleration
-    t_move = 2 * t_acc + (dist - v * t_acc) / v
-    segments = [(dwell, 0.0)]
-    for _ in range(cycles):
-        segments += [(t_move, +1.0), (dwell, 0.0), (t_move, -1.0), (dwell, 0.0)]
-    total = sum(d for d, _ in segments)
-    t = np.arange(int(np.floor(total / period)) + 1) * period
-    qdd = np.zeros_like(t)
-    start = 0.0
-    for duration, direction in segments:
-        if direction:
-            s = t - start
-            qdd += direction * acceleration * ((s >= 0) & (s < t_acc))
-            qdd -= direction * acceleration * ((s >= t_move - t_acc) & (s < t_move))
-        start += duration
-    # exact integration of the piecewise-constant acceleration, sample by sample
-    qd = np.concatenate([[0.0], np.cumsum(qdd[:-1]) * period])
-    q = q_low + np.concatenate([[0.0], np.cumsum(qd[:-1] + 0.5 * qdd[:-1] * period) * period])
-    return t, q, qd, qdd
-
-
-def multisine(duration: float, amplitude: float, f_low: float, f_high: float, n_tones: int = 8,
-              period: float = 1e-3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Random-phase multisine torque [N·m] with peak ``amplitude`` on log-spaced tones [Hz]."""
-    rng = np.random.default_rng(seed)
-    t = np.arange(int(round(duration / period))) * period
-    f = np.geomspace(f_low, f_high, n_tones)
-    phases = rng.uniform(0, 2 * np.pi, n_tones)
-    sig = np.sin(2 * np.pi * f[None, :] * t[:, None] + phases[None, :]).sum(axis=1)
-    return t, amplitude * sig / np.max(np.abs(sig))
-
-
-def chirp(duration: float, amplitude: float, f0: float, f1: float,
-          period: float = 1e-3) -> tuple[np.ndarray, np.ndarray]:
-    """Logarithmic chirp torque [N·m] from f0 to f1 [Hz]."""
-    from scipy.signal import chirp as _chirp
-
-    t = np.arange(int(round(duration / period))) * period
-    return t, amplitude * _chirp(t, f0=f0, f1=f1, t1=t[-1], method="logarithmic")
-
-
 # ---------------------------------------------------------------------------- the kernel
 @numba.njit(cache=True)
-def _simulate(q_ref, qd_ref, tau_ff, kp, kd, alpha, T, substeps,
+def _simulate(q_ref, qd_ref, tau_ff, kp, kd, alpha, T, substeps,  # noqa: PLR0913 - numba
               inertia, a_c, a_s, offset,
               fc, omega, deltas, amps, powers, coefs, k, sigma0, sigma1,
               pos_noise, resolution, q0, qd0, z0):
@@ -175,11 +117,12 @@ def _simulate(q_ref, qd_ref, tau_ff, kp, kd, alpha, T, substeps,
 NO_FRICTION_LEVEL = 1e-9
 
 
-def _static_as_lugre(model: JointModel) -> JointModel:
-    """A static model simulated as LuGre with a stiff bristle (0.1 mrad pre-sliding deflection).
+def as_lugre(model: JointModel) -> JointModel:
+    """``model`` as a LuGre model: a static one gets a stiff bristle (0.1 mrad pre-sliding
+    deflection, critically damped against the inertia).
 
     A model with no Coulomb–Stribeck level (only viscous friction) gets a negligible one,
-    :data:`NO_FRICTION_LEVEL`; with g = 0 the report's free run divided by zero.
+    :data:`NO_FRICTION_LEVEL`: with g = 0 the bristle equation divides by zero.
     """
     if model.kind == "lugre":
         return model
@@ -190,7 +133,38 @@ def _static_as_lugre(model: JointModel) -> JointModel:
                        sigma1=2 * np.sqrt(sigma0 * max(model.inertia, 1e-9)))
 
 
-def simulate(model: JointModel, *, tau_ff: np.ndarray, q_ref: np.ndarray | None = None,
+def _check_inertia(model: JointModel) -> None:
+    if not model.inertia > 0:
+        raise ValueError("a joint with zero inertia cannot be simulated (rigid_body.inertia ≤ 0)")
+
+
+def _gravity(model: JointModel) -> tuple[float, float]:
+    """(a_c, a_s) [N·m]; a prismatic axis has none."""
+    return (model.gravity_cos, model.gravity_sin) if model.axis == "revolute" else (0.0, 0.0)
+
+
+def free_run(model: JointModel, tau: np.ndarray, q0: float, qd0: float = 0.0, z0: float = 0.0,
+             dt: float = 1e-3, substeps: int = 10) -> tuple[np.ndarray, np.ndarray]:
+    """Open-loop, noise-free run of ``model``'s equation of motion driven by ``tau`` [N·m].
+
+    Starts from position ``q0`` [rad], velocity ``qd0`` [rad/s] and bristle deflection ``z0``
+    [rad]; sample k of ``tau`` is applied during [t_k, t_k + dt). A static model runs with the
+    stiff bristle of :func:`as_lugre`. Returns q [rad] and q̇ [rad/s] at the samples.
+    """
+    _check_inertia(model)
+    m = as_lugre(model)
+    n = len(tau)
+    zeros = np.zeros(n)
+    a_c, a_s = _gravity(m)
+    out = _simulate(zeros, zeros, np.ascontiguousarray(tau, dtype=float), 0.0, 0.0, 0.0,
+                    float(dt), int(substeps), m.inertia, a_c, a_s, m.offset,
+                    *m.friction.as_tuple(), m.sigma0, m.sigma1, zeros, 0.0, float(q0),
+                    float(qd0), float(z0))
+    return out[0], out[1]
+
+
+def simulate(model: JointModel, *, tau_ff: np.ndarray,  # noqa: PLR0913 - keyword options
+             q_ref: np.ndarray | None = None,
              qd_ref: np.ndarray | None = None, controller: Controller | None = None,
              sensors: Sensors = Sensors(), substeps: int = 10, q0: float | None = None,
              qd0: float = 0.0, period: float | None = None,
@@ -221,9 +195,8 @@ def simulate(model: JointModel, *, tau_ff: np.ndarray, q_ref: np.ndarray | None 
     Trajectory
         ``t, q, tau`` as measured; ``truth`` holds ``q_true, qd_true, qdd_true, z_true``.
     """
-    if not model.inertia > 0:
-        raise ValueError("a joint with zero inertia cannot be simulated (rigid_body.inertia ≤ 0)")
-    m = _static_as_lugre(model)
+    _check_inertia(model)
+    m = as_lugre(model)
     ctrl = controller or Controller(period=period or 1e-3)
     if period is not None and controller is not None and period != controller.period:
         raise ValueError("period and controller.period disagree")
@@ -236,21 +209,19 @@ def simulate(model: JointModel, *, tau_ff: np.ndarray, q_ref: np.ndarray | None 
     rng = np.random.default_rng(sensors.seed)
     pos_noise = rng.normal(0.0, sensors.position_noise, n)
     tau_noise = rng.normal(0.0, sensors.torque_noise, n)
-    f = m.friction
-    fc, omega, deltas, amps, powers, coefs, k = f.as_tuple()
     alpha = 1.0 - np.exp(-2 * np.pi * ctrl.velocity_filter_hz * ctrl.period)
-    a_c, a_s = (m.gravity_cos, m.gravity_sin) if m.axis == "revolute" else (0.0, 0.0)
+    a_c, a_s = _gravity(m)
     q_t, qd_t, qdd_t, z_t, q_m, tau = _simulate(
         q_ref, qd_ref, np.asarray(tau_ff, dtype=float), kp, kd, alpha, ctrl.period, int(substeps),
-        m.inertia, a_c, a_s, m.offset, fc, omega, deltas, amps, powers, coefs, k,
-        m.sigma0, m.sigma1, pos_noise, float(sensors.encoder_resolution), start, float(qd0),
-        0.0)
+        m.inertia, a_c, a_s, m.offset, *m.friction.as_tuple(), m.sigma0, m.sigma1, pos_noise,
+        float(sensors.encoder_resolution), start, float(qd0), 0.0)
     t = np.arange(n) * ctrl.period
     truth = {"q_true": q_t, "qd_true": qd_t, "qdd_true": qdd_t, "z_true": z_t}
     return Trajectory(t=t, q=q_m, tau=tau + tau_noise, name=name, truth=truth)
 
 
-def simulate_moves(model: JointModel, q_low: float, q_high: float, velocity: float,
+def simulate_moves(model: JointModel, q_low: float, q_high: float,  # noqa: PLR0913
+                   velocity: float,
                    acceleration: float, *, dwell: float = 0.5, cycles: int = 1,
                    controller: Controller = Controller(), sensors: Sensors = Sensors(),
                    substeps: int = 10, name: str = "moves") -> Trajectory:

@@ -17,6 +17,7 @@ from scipy.signal import butter, savgol_filter, sosfiltfilt
 
 from sparsefric.differentiation.trend_filter import measurement_noise_std, trend_filter
 from sparsefric.errors import SparsefricError
+from sparsefric.options import DIFFERENTIATION
 
 __all__ = [
     "METHODS",
@@ -29,7 +30,7 @@ __all__ = [
     "central_difference",
 ]
 
-METHODS: tuple[str, ...] = ("tv", "butterworth", "savgol", "given")
+METHODS: tuple[str, ...] = DIFFERENTIATION
 
 #: Default Butterworth cutoff [Hz] (capped at 0.4·Nyquist for slow sampling).
 DEFAULT_CUTOFF_HZ = 20.0

@@ -1,15 +1,24 @@
-"""The baseline identification methods by name (``sparsefric identify --method``).
+"""The methods sparsefric is compared with (ALGORITHM.md §6), and their registry by name.
 
-``sparsefric`` itself is :class:`~sparsefric.identify.SparseFric`; the others are what users do
-today (:mod:`sparsefric.baselines`), run with the settings a practitioner would choose without
-knowing the joint:
+Each returns a :class:`~sparsefric.model.JointModel`:
+
+* :mod:`.idim_ls` — :func:`idim_ls`, the robotics standard: a fixed inverse dynamic model by
+  linear least squares;
+* :mod:`.output_error` — :func:`output_error_lugre`, :func:`output_error_multistart`: every LuGre
+  parameter by nonlinear least squares on the torque error;
+* :mod:`.two_step` — :func:`two_step_lugre`: the classical two-step identification from
+  constant-velocity points and a pre-sliding record (:func:`presliding_experiment`).
+
+:func:`fit_baseline` runs them by the names of ``sparsefric identify --method`` (the first of
+:data:`~sparsefric.options.METHODS`, ``sparsefric``, is :class:`~sparsefric.identify.SparseFric`)
+with the settings a practitioner would choose without knowing the joint:
 
 * ``idim-ls`` — rigid body + Coulomb + viscous q̇ by linear least squares, with the published
   EMPS reference settings (4th-order zero-phase Butterworth at 100 Hz, decimation by 10).
 * ``output-error`` — every LuGre and rigid-body parameter by bounded nonlinear least squares on
   the torque error, started from the IDIM-LS fit and from each σ0 of
-  :func:`~sparsefric.identify.default_sigma0_starts` (σ0 is not known beforehand); the fit with
-  the lowest torque error is kept.
+  :func:`~sparsefric.steps.iterations.default_sigma0_starts` (σ0 is not known beforehand);
+  the fit with the lowest torque error is kept.
 * ``two-step`` — the static curve from the constant-velocity parts of the training and
   validation moves, σ0, σ1 and I from a separate pre-sliding record (small torque below
   break-away), gravity from IDIM-LS.
@@ -19,19 +28,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sparsefric.baselines import (
-    idim_ls,
-    output_error_multistart,
+from sparsefric.baselines.idim_ls import idim_ls, idim_regressor
+from sparsefric.baselines.output_error import output_error_lugre, output_error_multistart
+from sparsefric.baselines.two_step import (
+    fit_presliding_arx,
+    fit_static_curve,
+    presliding_experiment,
     two_step_lugre,
 )
 from sparsefric.data import Trajectory
-from sparsefric.errors import SparsefricError
-from sparsefric.identify import default_sigma0_starts
+from sparsefric.errors import OptionError
 from sparsefric.model import JointModel
+from sparsefric.options import METHODS, check_choice, mention
+from sparsefric.steps.iterations import default_sigma0_starts
 from sparsefric.validation import cve_from_trajectories
 
-#: Every method ``identify --method`` accepts; the first is the default.
-METHODS: tuple[str, ...] = ("sparsefric", "idim-ls", "output-error", "two-step")
+__all__ = ["fit_baseline", "fit_presliding_arx", "fit_static_curve", "idim_ls", "idim_regressor",
+           "output_error_lugre", "output_error_multistart", "presliding_experiment",
+           "two_step_lugre"]
+
 #: Butterworth cutoffs [Hz] of IDIM-LS (EMPS reference) and of the output-error velocity.
 IDIM_CUTOFF_HZ = 100.0
 OUTPUT_ERROR_CUTOFF_HZ = 20.0
@@ -62,13 +77,11 @@ def fit_baseline(method: str, train: Sequence[Trajectory], axis: str = "revolute
         σ0 starts [N·m/rad or N/m] of ``output-error`` (default scaled from IDIM-LS's Coulomb
         level, as sparsefric's).
     """
-    if method not in METHODS[1:]:
-        raise SparsefricError(f"unknown baseline method {method!r}; "
-                              f"expected one of {', '.join(METHODS[1:])}")
+    check_choice("method", method, METHODS[1:])
     if method == "two-step" and presliding is None:
-        raise SparsefricError("--method two-step needs --presliding FILE, a record of the joint "
-                              "excited below break-away (sparsefric simulate --presliding "
-                              "writes one)")
+        raise OptionError("method", f"two-step needs {mention('presliding', 'FILE')}, a record "
+                          "of the joint excited below break-away (sparsefric simulate "
+                          "--presliding writes one)")
     start = idim_ls(train, axis, cutoff_hz=_cutoff(cutoff_hz, IDIM_CUTOFF_HZ, train), decimate=10)
     if method == "idim-ls":
         return start
@@ -79,8 +92,8 @@ def fit_baseline(method: str, train: Sequence[Trajectory], axis: str = "revolute
                                        cutoff_hz=_cutoff(cutoff_hz, OUTPUT_ERROR_CUTOFF_HZ, train))
     cve = cve_from_trajectories([*train, *validate])
     if len(cve) < 4:
-        raise SparsefricError(
-            f"--method two-step: {len(cve)} constant-velocity friction points in the training "
+        raise OptionError(
+            "method", f"two-step: {len(cve)} constant-velocity friction points in the training "
             "and validation files, at least 4 are needed for the static curve (record "
             "back-and-forth moves at several constant speeds)")
     assert presliding is not None
@@ -95,6 +108,6 @@ def _cutoff(given: float | None, default: float, trajectories: Sequence[Trajecto
     if given is None:
         return min(default, 0.8 * nyquist)
     if given >= nyquist:
-        raise SparsefricError(f"--cutoff-hz {given:g} is not below the Nyquist frequency "
-                              f"{nyquist:g} Hz of {name}")
+        raise OptionError("cutoff_hz", f"{given:g} is not below the Nyquist frequency "
+                          f"{nyquist:g} Hz of {name}")
     return given

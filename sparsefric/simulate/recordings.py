@@ -12,11 +12,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from sparsefric.data import Trajectory, save_trajectory
 from sparsefric.model import JointModel
-from sparsefric.simulate import Controller, Sensors, simulate_moves
+from sparsefric.simulate.joint import Controller, Sensors, simulate_moves
 
 #: The joint of ``data/example``: a Stribeck curve with a visible peak and odd viscous powers, as
 #: the main paper found for its robot joint.
@@ -113,51 +111,3 @@ def write_experiment(model: JointModel, trajectories: dict[str, list[Trajectory]
             save_trajectory(path, traj)
             paths.append(path)
     return paths
-
-
-_ENCODER_STEP = 2 * np.pi / 2**20  # rad, 20-bit encoder
-
-
-def stop_and_go_moves(
-    fs: float = 1000.0,
-    vmax: tuple[float, ...] = (0.127, 2.13),
-    acc: float = 10.0,
-    stop: float = 1.0,
-    noise: float = 1e-5,
-    tau_noise: float = 0.05,
-    seed: int = 0,
-) -> dict:
-    """Back-and-forth trapezoidal-velocity moves with exact stops, without a friction model.
-
-    Velocity targets ``vmax`` [rad/s], acceleration ``acc`` [rad/s²], ``stop`` [s] at rest
-    between moves (q̇ ≡ 0), sampled at ``fs`` [Hz]; a smooth synthetic torque. Used to test and
-    benchmark differentiation against exact derivatives.
-
-    Returns t, measured q (Gaussian noise then 20-bit encoder quantisation) and τ, the truths
-    q, qd, qdd, tau, and the stop intervals [(t_start, t_end)].
-    """
-    segs = [(stop, 0.0, True)]
-    for v in vmax:
-        for sgn in (1, -1):
-            ta = v / acc
-            tc = max(min(1.0, 3.0 * v) / v - ta, 0.0)
-            segs += [(ta, sgn * acc, False), (tc, 0.0, False), (ta, -sgn * acc, False)]
-            segs.append((stop, 0.0, True))
-    h = 1.0 / fs
-    t = np.arange(int(round(sum(s[0] for s in segs) * fs))) * h
-    q, qd, qdd = np.zeros_like(t), np.zeros_like(t), np.zeros_like(t)
-    stops = []
-    t0 = q0 = v0 = 0.0
-    for dur, a, is_stop in segs:
-        if is_stop:
-            v0 = 0.0
-            stops.append((t0, t0 + dur))
-        sel = (t >= t0) & (t < t0 + dur)
-        s = t[sel] - t0
-        qdd[sel], qd[sel], q[sel] = a, v0 + a * s, q0 + v0 * s + 0.5 * a * s**2
-        q0, v0, t0 = q0 + v0 * dur + 0.5 * a * dur**2, v0 + a * dur, t0 + dur
-    rng = np.random.default_rng(seed)
-    qm = np.round((q + noise * rng.standard_normal(t.size)) / _ENCODER_STEP) * _ENCODER_STEP
-    tau = 2.0 * qdd + 1.5 * np.cos(q) + 0.3 * np.tanh(200.0 * qd) + 0.5 * qd
-    taum = tau + tau_noise * rng.standard_normal(t.size)
-    return dict(t=t, qm=qm, taum=taum, q=q, qd=qd, qdd=qdd, tau=tau, stops=stops)

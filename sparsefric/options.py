@@ -1,0 +1,128 @@
+"""One vocabulary of options, shared by the estimator, the command line and batch manifests.
+
+Every choice an identification takes is spelled once here; :class:`~sparsefric.identify.SparseFric`
+checks its parameters with :func:`check_choice` and :func:`check_positive`, the CLI offers the
+same tuples as ``choices`` and the batch manifest parses its cells with the same parsers. Library
+code names an option by its Python parameter (``offset``, ``angle_unit``); :func:`mention` writes
+such a reference so that the CLI can show the matching flag instead (:func:`as_flags`).
+
+This module imports nothing heavy: the CLI reads it at start-up.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from sparsefric.errors import OptionError
+
+#: Joint axes: a revolute joint [rad, N·m] or a prismatic axis [m, N].
+AXES: tuple[str, ...] = ("revolute", "prismatic")
+#: s(q̇) of the friction model: A = sign(q̇), B = tanh(K q̇).
+SIGN_MODELS: tuple[str, ...] = ("A", "B")
+#: Named candidate libraries of step 1 (see :func:`sparsefric.feature_library.static_library`).
+LIBRARIES: tuple[str, ...] = ("full", "coulomb-viscous", "coulomb-viscous-offset", "stribeck")
+#: How q̇ and q̈ are obtained (see :func:`sparsefric.differentiation.differentiate`).
+DIFFERENTIATION: tuple[str, ...] = ("tv", "butterworth", "savgol", "given")
+#: Identification methods of ``identify --method``: sparsefric, then the baselines.
+METHODS: tuple[str, ...] = ("sparsefric", "idim-ls", "output-error", "two-step")
+#: Units of a position column.
+ANGLE_UNITS: tuple[str, ...] = ("rad", "deg")
+#: |Robust z-score| of a friction parameter above which batch flags a joint.
+DEFAULT_OUTLIER_Z = 3.5
+
+
+def check_choice(parameter: str, value: object, choices: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``choices``, else :class:`OptionError` naming ``parameter``."""
+    if value not in choices:
+        raise OptionError(parameter, f"must be one of {', '.join(choices)}, got {value!r}")
+    return str(value)
+
+
+def check_positive(parameter: str, value: object, *, integer: bool = False,
+                   minimum: float = 0.0) -> float:
+    """``value`` as a finite number > ``minimum`` (≥ for integers), else :class:`OptionError`."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if integer:
+        ok = ok and float(value) == int(value) and value >= max(minimum, 1)
+        if not ok:
+            raise OptionError(parameter, f"must be an integer of at least {max(minimum, 1):g}, "
+                                         f"got {value!r}")
+        return int(value)
+    if not (ok and value > minimum):
+        raise OptionError(parameter, f"must be a finite number > {minimum:g}, got {value!r}")
+    return float(value)
+
+
+def check_positive_tuple(parameter: str, values: object) -> tuple[float, ...]:
+    """A non-empty sequence of finite positive numbers as a tuple, else :class:`OptionError`."""
+    try:
+        items = tuple(values)  # type: ignore[arg-type]
+    except TypeError:
+        raise OptionError(parameter, f"must be a sequence of positive numbers, got {values!r}"
+                          ) from None
+    if not items:
+        raise OptionError(parameter, "must hold at least one value")
+    return tuple(check_positive(parameter, v) for v in items)
+
+
+# ---------------------------------------------------------------------------- text parsers
+def parse_positive(text: str) -> float:
+    """A positive finite number from text; ``ValueError`` with the reason otherwise."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def parse_positive_list(text: str) -> tuple[float, ...]:
+    """Positive numbers separated by commas, semicolons or spaces; ``ValueError`` otherwise."""
+    parts = [p for p in re.split(r"[;,\s]+", text) if p]
+    if not parts:
+        raise ValueError(f"expected positive numbers separated by commas, got {text!r}")
+    return tuple(parse_positive(p) for p in parts)
+
+
+def parse_bool(text: str) -> bool:
+    """true/yes/1/on or false/no/0/off (any case); ``ValueError`` otherwise."""
+    low = text.strip().lower()
+    if low in ("true", "yes", "1", "y", "on"):
+        return True
+    if low in ("false", "no", "0", "n", "off"):
+        return False
+    raise ValueError(f"expected true or false, got {text!r}")
+
+
+# ---------------------------------------------------------------------------- mentions
+def mention(parameter: str, value: object = True) -> str:
+    """How a message refers to an option: ```parameter=value``` (backquoted).
+
+    The CLI rewrites these to flags with :func:`as_flags`, so one message serves Python and
+    command-line users.
+    """
+    return f"`{parameter}={value!r}`"
+
+
+_MENTION = re.compile(r"`([a-z_0-9]+)=([^`]*)`")
+
+
+def flag(parameter: str) -> str:
+    """The command-line flag of a parameter: ``aic_parts`` → ``--aic-parts``."""
+    return "--" + parameter.replace("_", "-")
+
+
+def as_flags(message: str) -> str:
+    """``message`` with every :func:`mention` written as its command-line flag.
+
+    ```offset=True``` → ``--offset``; ```library='stribeck'``` → ``--library stribeck``.
+    """
+    def rewrite(m: re.Match) -> str:
+        name, value = m.group(1), m.group(2)
+        if value == "True":
+            return flag(name)
+        return f"{flag(name)} {value.strip(chr(39)).strip(chr(34))}"
+
+    return _MENTION.sub(rewrite, message)

@@ -1,0 +1,49 @@
+"""The files of an identification's result folder (``identify`` and ``batch`` write the same).
+
+They are written into a staging folder and published by :func:`sparsefric.atomic.staged`,
+``model.json`` last: its presence marks a complete run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sparsefric.data import Trajectory
+from sparsefric.model import JointModel
+from sparsefric.report import write_report
+from sparsefric.result import IdentificationResult
+
+#: Everything a run may write into its folder; a rerun removes those it does not write again.
+RESULT_NAMES = ("model.json", "lugre_model.json", "static_model.json", "selection.csv",
+                "refinement.csv", "history.csv", "terms.csv", "preprocessing.csv",
+                "report.html", "summary.md", "summary.json", "A", "B")
+
+
+def stamped(model: JointModel) -> JointModel:
+    """The model with a ``created`` timestamp (the only field that differs between reruns)."""
+    created = datetime.now(UTC).isoformat(timespec="seconds")
+    return model.with_(extra={**model.extra, "created": created})
+
+
+def write_results(result: IdentificationResult, stage: Path, train: Sequence[Trajectory],
+                  validate: Sequence[Trajectory] | None, test: Sequence[Trajectory] | None,
+                  title: str | None = None) -> dict:
+    """Every result file of one identification into ``stage``, ``model.json`` last; returns
+    the report's summary (:func:`sparsefric.report.summary_dict`)."""
+    result.selection.to_csv(stage / "selection.csv", index=False)
+    result.terms.to_csv(stage / "terms.csv", index=False)
+    if len(result.history):
+        result.history.to_csv(stage / "history.csv", index=False)
+    refinement = result.lugre.refinement.table if result.lugre is not None else None
+    if refinement is not None:
+        refinement.table.to_csv(stage / "refinement.csv", index=False)
+    result.preprocessing.to_csv(stage / "preprocessing.csv", index=False)
+    stamped(result.static_model).save(stage / "static_model.json")
+    if result.lugre_model is not None and result.lugre_model is not result.model:
+        stamped(result.lugre_model).save(stage / "lugre_model.json")
+    options = {"title": title} if title else {}
+    summary = write_report(result, stage, train, validate=validate, test=test, **options)
+    stamped(result.model).save(stage / "model.json")
+    return summary

@@ -1,0 +1,167 @@
+"""The outcome of one identification, as the report, the notebook display, CLI and batch read it.
+
+:class:`IdentificationResult` holds the models (the result, the static first approximation and,
+when the static model was kept, the LuGre one beside it), the step-1 selection, the LuGre runs and
+refinement rounds, every warning as a :class:`~sparsefric.diagnostics.Finding`, and the
+:class:`~sparsefric.preprocessing.Preprocessor` that prepares new records exactly as the training
+data were, so that scores of test data are comparable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from sparsefric.data import Trajectory
+from sparsefric.diagnostics import Finding
+from sparsefric.feature_library import FeatureLibrary
+from sparsefric.model import JointModel
+from sparsefric.preprocessing import Prepared, Preprocessor
+from sparsefric.selection import SweepResult
+from sparsefric.steps.iterations import IterationResult
+from sparsefric.steps.refinement import Refinement
+
+
+@dataclass
+class LuGreStage:
+    """Steps 2–3: the runs from every σ0 start and the refinement rounds.
+
+    Attributes
+    ----------
+    sigma0_starts : tuple of float
+        Initial σ0 [N·m/rad or N/m] of the runs.
+    runs : list of IterationResult
+        One per start.
+    refinement : Refinement
+        The kept run (``refinement.best``) and the rounds that led to it.
+    """
+
+    sigma0_starts: tuple[float, ...]
+    runs: list[IterationResult]
+    refinement: Refinement
+
+    @property
+    def best(self) -> IterationResult:
+        """The run the model comes from."""
+        return self.refinement.best
+
+    @property
+    def history(self) -> pd.DataFrame:
+        """The outer-loop rows of every start, then of every accepted refinement round."""
+        stages = [("σ0 start", r) for r in self.runs] + [
+            (f"refinement {i}", r) for i, r in enumerate(self.refinement.runs, start=1)]
+        return pd.DataFrame([{"stage": stage, "sigma0_init": r.sigma0_init, **row}
+                             for stage, r in stages for row in r.history])
+
+
+@dataclass
+class IdentificationResult:
+    """Everything one identification produced.
+
+    Attributes
+    ----------
+    model : JointModel
+        The identified joint (``model.json``): the LuGre model, or the static one when the
+        LuGre model does not predict better or cannot be identified.
+    static_model : JointModel
+        Step 1's static model (``static_model.json``).
+    lugre_model : JointModel, optional
+        The LuGre model, also when ``model`` is the static one (``lugre_model.json``).
+    library : FeatureLibrary
+        Step 1's candidates.
+    sweep : SweepResult
+        Step 1's λ sweep and the selected solution.
+    window : float
+        Pre-sliding window of the static fits, a fraction of each trajectory's position span.
+    findings : list of Finding
+        Every warning, with its code (loading notes, data checks, checks of the fit).
+    collinear : list of (str, str, float)
+        Candidate columns the data cannot tell apart, with |cosine|.
+    preprocessor : Preprocessor
+        How the records were (and new records are) differentiated.
+    preprocessing : DataFrame
+        The differentiation settings of every training record: method, κ and how it was chosen.
+    lugre : LuGreStage, optional
+        Steps 2–3 (None for a static identification).
+    converged : bool
+        Whether the kept LuGre run converged (True for a static identification).
+    convergence_reason : str
+        Why the iterations stopped, or why there were none.
+    """
+
+    model: JointModel
+    static_model: JointModel
+    library: FeatureLibrary
+    sweep: SweepResult
+    window: float
+    preprocessor: Preprocessor
+    preprocessing: pd.DataFrame
+    findings: list[Finding] = field(default_factory=list)
+    collinear: list[tuple[str, str, float]] = field(default_factory=list)
+    lugre_model: JointModel | None = None
+    lugre: LuGreStage | None = None
+    converged: bool = True
+    convergence_reason: str = "static model only"
+
+    # ------------------------------------------------------------------ views
+    @property
+    def warnings(self) -> list[str]:
+        """The warning messages, in the order they arose."""
+        return [f.message for f in self.findings]
+
+    @property
+    def selection(self) -> pd.DataFrame:
+        """Step 1's λ sweep, one row per λ."""
+        return self.sweep.table
+
+    @property
+    def terms(self) -> pd.DataFrame:
+        """Every step-1 candidate with its coefficient, unit and whether it was selected."""
+        best = self.sweep.best
+        return pd.DataFrame([{"term": t.name, "kind": t.kind, "coefficient": c, "unit": t.unit,
+                              "active": bool(a)}
+                             for t, c, a in zip(self.library.terms(), best.coef, best.support,
+                                                strict=True)])
+
+    @property
+    def history(self) -> pd.DataFrame:
+        """Outer-loop rows of every σ0 start and refinement round (empty if static)."""
+        return self.lugre.history if self.lugre is not None else pd.DataFrame()
+
+    @property
+    def winning_history(self) -> pd.DataFrame:
+        """The rows of the kept run's σ0 start (and of the refinement rounds from it)."""
+        hist = self.history
+        if hist.empty or self.lugre is None:
+            return hist
+        return hist[hist["sigma0_init"] == self.lugre.best.sigma0_init]
+
+    @property
+    def refined(self) -> bool:
+        """Whether the refinement replaced the first LuGre model."""
+        return self.lugre is not None and self.lugre.refinement.refined
+
+    @property
+    def xi_u(self) -> float:
+        """ξ_u of the kept run's last outer iteration (NaN if static)."""
+        if self.lugre is None or not self.lugre.best.history:
+            return float("nan")
+        return float(self.lugre.best.history[-1]["xi_u"])
+
+    # ------------------------------------------------------------------ evaluation
+    def prepare(self, trajectories: Sequence[Trajectory]) -> Prepared:
+        """``trajectories`` differentiated as the training data were (fitted sets are cached)."""
+        return self.preprocessor.prepare(trajectories)
+
+    def predict(self, trajectories: Sequence[Trajectory],
+                model: JointModel | None = None) -> list[np.ndarray]:
+        """τ̂ [N·m] of each trajectory by ``model`` (default: the identified one)."""
+        return self.prepare(trajectories).torque(model or self.model)
+
+    def relative_error(self, trajectories: Sequence[Trajectory],
+                       model: JointModel | None = None) -> float:
+        """‖τ − τ̂‖/‖τ‖ over all samples of ``trajectories``, τ the measured torque."""
+        return self.prepare(trajectories).relative_error(model or self.model)

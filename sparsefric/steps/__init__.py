@@ -1,0 +1,8 @@
+"""The steps of the method after differentiation, one module each (``docs/ALGORITHM.md``):
+
+* :mod:`.static` — step 1, the static structure by SR3 and AICc;
+* :mod:`.iterations` — steps 2–3, the outer/inner LuGre iterations from several σ0 starts;
+* :mod:`.refinement` — re-selection of the friction terms with the dynamic columns.
+
+:class:`sparsefric.identify.SparseFric` composes them.
+"""

@@ -1,0 +1,119 @@
+r"""Refinement: re-select the friction terms with the dynamic columns, iterate, repeat.
+
+Not in the paper (``DESIGN.md`` §9). Step 1 sees the Stribeck region only where the joint slides
+steadily, which robot moves rarely do at low speed; the transitions the static fit had to leave
+out are explained by the LuGre columns m = σ0 z/g. With the converged z, the SR3 sweep and AICc of
+:func:`sparsefric.selection.sweep` run over every friction candidate of the library (Ω_s started
+at the converged value and a factor 3 either side); if the model so selected predicts the
+validation data (else the training data) better after its own iterations, it replaces the
+previous one. The columns carry the z of the previous model, whose g(q̇) still has the shape
+step 1 gave it, so one round moves only part of the way; rounds repeat, each from the last
+accepted model, until the structure repeats, a round does not predict better, or
+``max_rounds`` rounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sparsefric.feature_library import FeatureLibrary
+from sparsefric.lugre import FrictionParams
+from sparsefric.selection import SweepResult, sweep
+from sparsefric.steps.iterations import (
+    FrictionData,
+    IterationResult,
+    IterationSettings,
+    Structure,
+    dynamic_signals,
+    outer_library,
+    params_from_coefficients,
+    prediction_error,
+    run_iterations,
+)
+
+
+@dataclass
+class Refinement:
+    """What the refinement did.
+
+    Attributes
+    ----------
+    best : IterationResult
+        The model kept (the input run if no round predicted better).
+    table : SweepResult, optional
+        The sweep of the last accepted round, else of the round that was tried.
+    runs : list of IterationResult
+        The iterations of every accepted round, in order.
+    """
+
+    best: IterationResult
+    table: SweepResult | None = None
+    runs: list[IterationResult] = field(default_factory=list)
+
+    @property
+    def refined(self) -> bool:
+        """Whether a round replaced the first LuGre model."""
+        return bool(self.runs)
+
+
+def candidates(library: FeatureLibrary, tanh_k: float, axis: str) -> Structure:
+    """Every friction candidate of the step-1 library as a :class:`Structure`."""
+    terms = library.terms()
+    return Structure(tuple(int(t.param) for t in terms if t.kind == "viscous"),
+                     tuple(t.param for t in terms if t.kind == "stribeck"), tanh_k, axis)
+
+
+def refine(best: IterationResult, structure: Structure, pool: Structure, train: FrictionData,
+           check: FrictionData, *, validate: FrictionData | None, settings: IterationSettings,
+           aic_parts: int | None, tau_norm: float, max_rounds: int = 5) -> Refinement:
+    """Rounds of re-selection from the run ``best`` of ``structure``.
+
+    ``pool`` holds every candidate; ``train`` the training friction torque; ``check`` the data a
+    round must predict better (validation, else training); ``validate`` the validation data that
+    join the AICc scoring.
+    """
+    out = Refinement(best)
+    if pool == structure:
+        return out
+    before = prediction_error(best.params, check)
+    for _ in range(max_rounds):
+        table, new, run = _round(out.best.params, pool, train, validate, settings, aic_parts,
+                                 tau_norm)
+        after = prediction_error(run.params, check)
+        if not (run.admissible and after < before):
+            if out.table is None:  # nothing kept: show the sweep that was tried
+                out.table = table
+            break
+        run.sigma0_init = out.best.sigma0_init
+        out.best, out.table = run, table
+        out.runs.append(run)
+        before = after
+        if new == structure:
+            break
+        structure = new
+    return out
+
+
+def _round(p: FrictionParams, pool: Structure, train: FrictionData,
+           validate: FrictionData | None, settings: IterationSettings, aic_parts: int | None,
+           tau_norm: float) -> tuple[SweepResult, Structure, IterationResult]:
+    """One refinement round from the model ``p``: the sweep, its structure and iterations."""
+    x = dynamic_signals(p, train)
+    scored = (dynamic_signals(p, validate), validate.tau_c) if validate is not None else None
+    table = sweep(outer_library(pool), x, train.tau_c, validate=scored,
+                  omega_starts=(p.stribeck_velocity / 3, p.stribeck_velocity,
+                                3 * p.stribeck_velocity),
+                  nu=settings.nu, aic_parts=aic_parts, keep_kinds=("coulomb", "zdot"))
+    chosen = table.best
+    n_v = len(pool.powers)
+    keep = chosen.support.copy()
+    keep[n_v] = True  # the Coulomb level stays (g > 0)
+    new = Structure(tuple(pw for pw, k in zip(pool.powers, keep[:n_v], strict=True) if k),
+                    tuple(d for d, k in zip(pool.deltas, keep[n_v + 1:-1], strict=True) if k),
+                    pool.tanh_k, pool.axis)
+    coef = np.r_[chosen.coef[:n_v][keep[:n_v]], chosen.coef[n_v],
+                 chosen.coef[n_v + 1:-1][keep[n_v + 1:-1]], p.sigma1]
+    start = params_from_coefficients(p, new, coef, chosen.omega)
+    return table, new, run_iterations(start, new, train, settings, tau_norm)
