@@ -18,14 +18,19 @@ demo: $(STAMP)
 		--validate data/example/validate_*.csv --test data/example/test_*.csv \
 		--out results/example
 
-# The report test renders in Debian's chromium; CI installs it (a developer without root skips).
-test: $(STAMP)
-	.ci/install-chromium.sh || [ "$$CI" != true ]
+lint: $(STAMP)
 	$(BIN)/ruff check sparsefric tests benchmarks experiments
+
+# The report test renders in Debian's chromium; CI installs it (a developer without root skips).
+# Every test runs, the slow ones included (`pytest -m "not slow"` for a quick pass).
+test: lint
+	.ci/install-chromium.sh || [ "$$CI" != true ]
 	$(BIN)/python -m pytest
 
+# Accuracy against the baselines (writes benchmarks/RESULTS.md) and the core speed figures.
 bench: $(STAMP)
-	$(BIN)/python benchmarks/run_all.py
+	$(BIN)/python benchmarks/bench_core.py
+	$(BIN)/python benchmarks/run.py
 
 # Regenerate data/example byte for byte.
 example: $(STAMP)
