@@ -1,0 +1,92 @@
+"""Model selection: the corrected AIC, its observations, the λ grid and the sweep's table."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sparsefric.errors import SparsefricError
+from sparsefric.feature_library import static_library
+from sparsefric.selection import (
+    absolute_rss,
+    aicc,
+    default_parts,
+    sweep,
+    thin,
+    threshold_grid,
+)
+from sparsefric.signals import Signals
+
+
+def test_aicc_against_a_hand_computation():
+    # k = 3 terms, RSS = 20 over m = 10 parts:
+    # 2·3 + 10·ln(20/10) + 2·4·5/(10 − 3 − 2) = 6 + 6.931472 + 8 = 20.931472
+    assert aicc(3, 20.0, 10) == pytest.approx(6 + 10 * math.log(2.0) + 8.0, rel=1e-12)
+    assert aicc(3, 20.0, 10) == pytest.approx(20.931471805599453, rel=1e-12)
+
+
+def test_aicc_is_undefined_where_the_correction_is():
+    """m − k − 2 ≤ 0: the correction term is infinite or negative (it would reward size)."""
+    assert aicc(8, 1.0, 10) == math.inf
+    assert aicc(9, 1.0, 10) == math.inf
+    assert math.isfinite(aicc(7, 1.0, 10))
+
+
+def test_aicc_penalises_every_extra_term_at_equal_fit():
+    m = default_parts(23)
+    values = [aicc(k, 5.0, m) for k in range(1, 24)]
+    assert np.all(np.diff(values) > 0)
+
+
+def test_default_parts_keeps_aicc_defined_for_every_candidate_size():
+    for p in (3, 10, 23, 40):
+        m = default_parts(p)
+        assert m == max(10, 4 * (p + 2)) and m - p - 2 > 0
+
+
+def test_absolute_rss_sums_whole_parts_and_drops_the_remainder():
+    residual = np.r_[np.full(10, -1.0), np.full(10, 2.0), 100.0]  # 21 samples, 2 parts of 10
+    assert absolute_rss(residual, 2) == pytest.approx(30.0)
+
+
+def test_threshold_grid_spans_the_torque_rms():
+    tau = np.array([3.0, -4.0] * 50)  # RMS √12.5
+    grid = threshold_grid(tau, n=7)
+    rms = math.sqrt(12.5)
+    assert grid[0] == pytest.approx(1e-3 * rms) and grid[-1] == pytest.approx(2 * rms)
+    assert np.allclose(np.diff(np.log(grid)), np.log(grid[1] / grid[0]))
+    with pytest.raises(SparsefricError, match="zero in every sample"):
+        threshold_grid(np.zeros(10))
+
+
+def test_thin_keeps_a_uniform_stride():
+    x = Signals(np.arange(12.0), np.arange(12.0), np.zeros(12))
+    xt, tt = thin(x, np.arange(12.0), max_rows=5)
+    assert list(xt.qd) == [0.0, 3.0, 6.0, 9.0] and list(tt) == list(xt.qd)
+
+
+def _coulomb_viscous_data(n: int = 4000, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0, 8 * np.pi, n)
+    q = 0.5 * np.sin(t)
+    qd = 0.5 * np.cos(t) + 0.05
+    qdd = -0.5 * np.sin(t)
+    tau = 2.0 * qdd + 3.0 * np.cos(q) + 1.5 * np.sin(q) + 4.0 * np.sign(qd) + 1.2 * qd
+    return Signals(q, qd, qdd), tau + 0.01 * rng.normal(size=n)
+
+
+def test_sweep_selects_the_true_terms_and_reports_each_lambda():
+    x, tau = _coulomb_viscous_data()
+    lib = static_library("revolute", name="full", n_viscous=3, deltas=(1.0, 2.0))
+    res = sweep(lib, x, tau, omega_starts=(0.05, 0.2), keep_kinds=("inertia", "gravity_cos",
+                                                                    "gravity_sin"))
+    names = [t.name for t in lib.terms()]
+    chosen = {n for n, a in zip(names, res.best.support, strict=True) if a}
+    assert chosen == {"qdd", "cos(q)", "sin(q)", "qd", "sign(qd)"}
+    table = res.table
+    assert table["selected"].sum() == 1 and table.loc[table.selected, "aic_r"].item() == 0.0
+    assert (table["aic_r"] >= 0).all()
+    assert (table["n_active"] + table["n_eliminated"] == len(names)).all()
+    assert res.validation_source == "training"
