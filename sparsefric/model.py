@@ -45,7 +45,7 @@ UNCERTAINTY_METHODS = ("bootstrap", "asymptotic")
 INTERVAL_NAMES = ("inertia", "gravity_cos", "gravity_sin", "offset", "coulomb",
                   "stribeck_velocity", "sigma0", "sigma1", "breakaway", "g0")
 #: Interval names of the amplitude of one Stribeck term (by δ) and of one viscous term (by p).
-INTERVAL_PATTERN = r"(stribeck:[0-9]+(\.[0-9]+)?|viscous:[1-9][0-9]*)"
+INTERVAL_PATTERN = r"stribeck:[0-9]+(\.[0-9]+)?|viscous:[1-9][0-9]*"
 
 
 @dataclass(frozen=True)
