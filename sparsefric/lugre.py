@@ -1,7 +1,8 @@
 r"""LuGre friction: the bristle state, its exact exponential integration, and the friction torque.
 
-One implementation serves the identification (z integrated along a measured velocity record) and
-the simulator (z integrated inside the joint dynamics): both call :func:`z_step`.
+One implementation serves the identification (z integrated along a measured velocity record),
+the simulator (z integrated inside the joint dynamics) and :class:`LuGreFriction` (the friction
+run sample by sample, e.g. in a controller): all call :func:`z_step`.
 
 Model (ALGORITHM.md §1), with :math:`s` = sign (model A) or :math:`\tanh(K\dot q)` (model B)::
 

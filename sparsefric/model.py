@@ -238,7 +238,7 @@ class JointModel:
     def _admitted(self, outside: str, **values: np.ndarray) -> dict[str, np.ndarray]:
         """Inputs after the ``outside`` policy (warning from the caller's caller)."""
         u = units(self.axis)
-        names = {"velocity": u["qd"], "speed": u["qd"], "position": u["q"], "torque": u["tau"]}
+        names = {"velocity": u["qd"], "position": u["q"], "torque": u["tau"]}
         return enforce(self.validity, outside, names, stacklevel=4, **values)
 
     @property
