@@ -1,7 +1,8 @@
 r"""LuGre friction: the bristle state, its exact exponential integration, and the friction torque.
 
-One implementation serves the identification (z integrated along a measured velocity record) and
-the simulator (z integrated inside the joint dynamics): both call :func:`z_step`.
+One implementation serves the identification (z integrated along a measured velocity record),
+the simulator (z integrated inside the joint dynamics) and :class:`LuGreFriction` (the friction
+run sample by sample, e.g. in a controller): all call :func:`z_step`.
 
 Model (ALGORITHM.md §1), with :math:`s` = sign (model A) or :math:`\tanh(K\dot q)` (model B)::
 
@@ -24,19 +25,29 @@ samples/s instead of ≈ 10⁶ in pure Python).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
 
+from sparsefric.validity import OutsideValidityWarning, ValidityRange, check_outside
+
+if TYPE_CHECKING:
+    from sparsefric.model import JointModel
+
 __all__ = [
     "FrictionParams",
+    "LuGreFriction",
+    "g_at",
     "integrate_z",
     "lugre_torque",
     "static_curve",
     "stribeck_g",
     "presliding_stiffness",
     "steady_state_z",
+    "viscous_at",
     "z_step",
 ]
 
@@ -87,7 +98,8 @@ class FrictionParams:
 
 
 @numba.njit(cache=True)
-def _g(qd, fc, omega, deltas, amps):
+def g_at(qd, fc, omega, deltas, amps):
+    """g(q̇) = f_c + Σ A_i exp(−|q̇/Ω_s|^{δ_i}) [N·m] at one velocity q̇ [rad/s] (compiled)."""
     g = fc
     x = abs(qd / omega)
     for i in range(deltas.shape[0]):
@@ -96,7 +108,8 @@ def _g(qd, fc, omega, deltas, amps):
 
 
 @numba.njit(cache=True)
-def _viscous(qd, powers, coefs):
+def viscous_at(qd, powers, coefs):
+    """τ_v(q̇) = Σ c_p q̇^p [N·m] at one velocity q̇ [rad/s] (compiled)."""
     v = 0.0
     for i in range(powers.shape[0]):
         v += coefs[i] * qd ** powers[i]
@@ -127,6 +140,13 @@ def z_step(z, qd, g, sigma0, k, h):
 
 
 @numba.njit(cache=True)
+def _advance(z, qd0, g0, qd1, g1, sigma0, k, h):
+    """z [rad] at a sample (q̇1, g1) from z at the sample (q̇0, g0) h [s] before it: the
+    interval is integrated exactly with its mid-interval velocity and g."""
+    return z_step(z, 0.5 * (qd0 + qd1), 0.5 * (g0 + g1), sigma0, k, h)
+
+
+@numba.njit(cache=True)
 def _integrate(qd, dt, sigma0, g, k, z0):
     n = qd.shape[0]
     z = np.empty(n)
@@ -135,17 +155,31 @@ def _integrate(qd, dt, sigma0, g, k, z0):
     for i in range(n):
         zd[i] = qd[i] - _rate(qd[i], g[i], sigma0, k) * z[i]
         if i + 1 < n:
-            v = 0.5 * (qd[i] + qd[i + 1])
-            gm = 0.5 * (g[i] + g[i + 1])
-            z[i + 1] = z_step(z[i], v, gm, sigma0, k, dt[i])
+            z[i + 1] = _advance(z[i], qd[i], g[i], qd[i + 1], g[i + 1], sigma0, k, dt[i])
     return z, zd
+
+
+@numba.njit(cache=True)
+def _step(z, qd_prev, g_prev, started, qd, h, sigma0, sigma1, fc, omega, deltas, amps, powers,
+          coefs, k):
+    """One sample of :class:`LuGreFriction`: (τ_f [N·m], z [rad], g [N·m]) at velocity ``qd``
+    reached ``h`` [s] after the sample (``qd_prev``, ``g_prev``) if ``started``; σ0 = 0: the
+    static curve."""
+    g = g_at(qd, fc, omega, deltas, amps)
+    viscous = viscous_at(qd, powers, coefs)
+    if sigma0 == 0.0:
+        return (np.tanh(k * qd) if k > 0.0 else np.sign(qd)) * g + viscous, z, g
+    if started:
+        z = _advance(z, qd_prev, g_prev, qd, g, sigma0, k, h)
+    zd = qd - _rate(qd, g, sigma0, k) * z
+    return sigma0 * z + sigma1 * zd + viscous, z, g
 
 
 @numba.njit(cache=True)
 def _g_array(qd, fc, omega, deltas, amps):
     out = np.empty(qd.shape[0])
     for i in range(qd.shape[0]):
-        out[i] = _g(qd[i], fc, omega, deltas, amps)
+        out[i] = g_at(qd[i], fc, omega, deltas, amps)
     return out
 
 
@@ -229,3 +263,149 @@ def lugre_torque(
 def presliding_stiffness(params: FrictionParams) -> float:
     """Small-displacement stiffness dτ_f/dq at rest [N·m/rad]: σ0 for the LuGre model."""
     return float(params.sigma0)
+
+
+class LuGreFriction:
+    r"""Friction of one joint run sample by sample, the bristle state z kept inside.
+
+    Sample i at velocity q̇_i [rad/s], reached h_i [s] after sample i − 1::
+
+        z_i   = z_step(z_{i−1}; q̇ = (q̇_{i−1} + q̇_i)/2, g = (g_{i−1} + g_i)/2, h_i)   [rad]
+        ż_i   = q̇_i − a(q̇_i) z_i,   a = σ0|q̇|/(g|s(q̇)|)                              [rad/s]
+        τ_f,i = σ0 z_i + σ1 ż_i + τ_v(q̇_i)                                            [N·m]
+
+    the update of :func:`integrate_z`, so that :meth:`step` along a record reproduces
+    :func:`lugre_torque` with the same ``z0`` to round-off. The first sample after
+    :meth:`reset` keeps z = z0. A static model (σ0 = 0) returns the static curve
+    τ_ss = s(q̇) g(q̇) + τ_v(q̇) and has no state. Prismatic axes: m, m/s, N throughout.
+
+    Parameters
+    ----------
+    params : FrictionParams
+        Model A (``tanh_k`` = 0) or B; σ0 = 0 selects the static model.
+    validity : ValidityRange, optional
+        Range of the identification data; velocities outside ``validity.velocity`` are handled
+        by ``outside``.
+    outside : {"warn", "clamp", "ignore"}
+        ``"warn"``: one :class:`~sparsefric.validity.OutsideValidityWarning` per object until
+        :meth:`reset`; ``"clamp"``: q̇ limited to the range before it is used; ``"ignore"``.
+    z0 : float
+        Initial bristle deflection [rad].
+    velocity_unit : str
+        Unit of q̇ in the warning (``"m/s"`` for a prismatic axis).
+
+    Examples
+    --------
+    >>> f = LuGreFriction.from_model(JointModel.load("model.json"))
+    >>> tau_f = [f.step(v, 1e-3) for v in qd]        # or: tau_f, z = f.simulate(qd, 1e-3)
+    """
+
+    def __init__(self, params: FrictionParams, *, validity: ValidityRange | None = None,
+                 outside: str = "warn", z0: float = 0.0, velocity_unit: str = "rad/s"):
+        self.params = params
+        self.validity = validity
+        self.outside = check_outside(outside)
+        self.velocity_unit = velocity_unit
+        self._kernel_args = (float(params.sigma0), float(params.sigma1),
+                             *params.as_tuple())
+        self.reset(z0)
+
+    @classmethod
+    def from_model(cls, model: JointModel, *, outside: str = "warn",
+                   z0: float = 0.0) -> LuGreFriction:
+        """The friction of a :class:`~sparsefric.model.JointModel` (its ``kind``, validity range
+        and axis units)."""
+        from sparsefric.model import units
+
+        params = model.friction
+        if model.kind == "static":
+            params = replace(params, sigma0=0.0, sigma1=0.0)
+        return cls(params, validity=model.validity, outside=outside, z0=z0,
+                   velocity_unit=units(model.axis)["qd"])
+
+    @property
+    def dynamic(self) -> bool:
+        """True for the LuGre model, False for a static one (σ0 = 0)."""
+        return self.params.sigma0 > 0
+
+    @property
+    def z(self) -> float:
+        """Bristle deflection [rad] at the last sample (z0 before the first)."""
+        return self._z
+
+    def reset(self, z0: float | None = None) -> None:
+        """Start again from z = ``z0`` [rad] (None: 0, the joint at rest with relaxed bristles);
+        the next sample has no predecessor, and the out-of-range warning is re-armed."""
+        self._z = 0.0 if z0 is None or not self.dynamic else float(z0)
+        self._qd = 0.0
+        self._g = 0.0
+        self._started = False
+        self._warned = False
+
+    def step(self, qd: float, dt: float) -> float:
+        """Friction torque τ_f [N·m] at velocity ``qd`` [rad/s], ``dt`` [s] after the previous
+        sample (unused on the first sample after :meth:`reset`)."""
+        qd = self._admit(float(qd))
+        tau, self._z, self._g = _step(self._z, self._qd, self._g, self._started, qd, float(dt),
+                                      *self._kernel_args)
+        self._qd = qd
+        self._started = True
+        return float(tau)
+
+    def simulate(self, qd: np.ndarray, dt: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Friction along a velocity record, continuing from the current state.
+
+        Parameters
+        ----------
+        qd : ndarray, shape (n,)
+            Velocity [rad/s].
+        dt : float or ndarray, shape (n,)
+            Time [s] from the previous sample to each sample (the first entry is unused right
+            after :meth:`reset`).
+
+        Returns
+        -------
+        tau_f : ndarray
+            Friction torque [N·m] at the samples.
+        z : ndarray
+            Bristle deflection [rad] at the samples (zeros for a static model).
+        """
+        qd = self._admit(np.array(qd, dtype=np.float64, ndmin=1))
+        n = qd.shape[0]
+        step = np.broadcast_to(np.asarray(dt, dtype=np.float64), (n,))
+        if n == 0:
+            return np.zeros(0), np.zeros(0)
+        if not self.dynamic:
+            self._qd, self._started = float(qd[-1]), True
+            return static_curve(qd, self.params), np.zeros(n)
+        g = stribeck_g(qd, self.params)
+        prev = int(self._started)
+        v = np.concatenate([[self._qd], qd])[1 - prev:]
+        gv = np.concatenate([[self._g], g])[1 - prev:]
+        h = np.ascontiguousarray(np.r_[step[1 - prev:], 0.0])
+        z, zd = _integrate(v, h, float(self.params.sigma0), gv, float(self.params.tanh_k),
+                           self._z)
+        z, zd = z[prev:], zd[prev:]
+        self._z, self._qd, self._g, self._started = float(z[-1]), float(qd[-1]), float(g[-1]), True
+        p = self.params
+        return p.sigma0 * z + p.sigma1 * zd + viscous_torque(qd, p), z
+
+    def static_curve(self, qd: np.ndarray) -> np.ndarray:
+        """Steady-state friction τ_ss(q̇) = s(q̇) g(q̇) + τ_v(q̇) [N·m] (no state, no range
+        check)."""
+        return static_curve(qd, self.params)
+
+    def _admit(self, qd: np.ndarray | float) -> np.ndarray | float:
+        """Velocities after the ``outside`` policy: warned about once, clamped, or as given."""
+        if self.validity is None or self.outside == "ignore":
+            return qd
+        if self.outside == "clamp":
+            return self.validity.clamp("velocity", qd)
+        if not self._warned:
+            found = self.validity.check(velocity=qd)
+            if found:
+                self._warned = True
+                warnings.warn(f"{found[0].describe(self.velocity_unit)} of the identification "
+                              "data (the friction extrapolates; warned once until reset)",
+                              OutsideValidityWarning, stacklevel=3)
+        return qd

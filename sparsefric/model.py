@@ -1,4 +1,4 @@
-"""The joint model and its file format ``sparsefric-model/1`` (``model.json``).
+"""The joint model and its file format ``sparsefric-model/2`` (``model.json``).
 
 One schema serves truth files, identified models and the simulator::
 
@@ -7,6 +7,13 @@ One schema serves truth files, identified models and the simulator::
 with τ_f the static curve s(q̇) g(q̇) + Σ c_p q̇^p (``kind`` = "static") or the LuGre torque
 σ0 z + σ1 ż + Σ c_p q̇^p (``kind`` = "lugre"); see :mod:`sparsefric.lugre`. SI units throughout:
 rad, rad/s, N·m (m, m/s, N for a prismatic axis).
+
+Format 2 keeps every key of format 1 and adds two optional sections: ``validity`` (the range of
+the identification data, :class:`~sparsefric.validity.ValidityRange`) and ``uncertainty``
+(confidence intervals, :class:`Uncertainty`). Files of format 1 are read as format 2 (the new
+sections are optional) and written back as format 2. The JSON Schema of both is
+``sparsefric/model.schema.json`` (:mod:`sparsefric.schema`); this parser checks what a schema
+cannot: finite numbers that fit a float, ordered ranges, equal-length arrays.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -24,10 +32,80 @@ import pandas as pd
 from sparsefric import lugre
 from sparsefric.atomic import write_text
 from sparsefric.errors import ModelFileError
+from sparsefric.validity import QUANTITIES, Excursion, ValidityRange, enforce
 
-FORMAT = "sparsefric-model/1"
+#: The format the writer writes.
+FORMAT = "sparsefric-model/2"
+#: The formats the reader reads (format 1 lacks only the optional sections of format 2).
+READABLE_FORMATS = ("sparsefric-model/1", FORMAT)
 AXES = ("revolute", "prismatic")
 KINDS = ("lugre", "static")
+UNCERTAINTY_METHODS = ("bootstrap", "asymptotic")
+#: Names of ``uncertainty.intervals``: these, ``stribeck:<δ>`` and ``viscous:<p>``.
+INTERVAL_NAMES = ("inertia", "gravity_cos", "gravity_sin", "offset", "coulomb",
+                  "stribeck_velocity", "sigma0", "sigma1", "breakaway", "g0")
+#: Interval names of the amplitude of one Stribeck term (by δ) and of one viscous term (by p).
+INTERVAL_PATTERN = r"stribeck:[0-9]+(\.[0-9]+)?|viscous:[1-9][0-9]*"
+
+
+@dataclass(frozen=True)
+class StaticBand:
+    """Pointwise band of the steady-state friction τ_ss(q̇).
+
+    Attributes
+    ----------
+    velocity : tuple of float
+        q̇ [rad/s | m/s].
+    lower, upper : tuple of float
+        Band limits [N·m | N] at those velocities (same length).
+    """
+
+    velocity: tuple[float, ...]
+    lower: tuple[float, ...]
+    upper: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    """Confidence intervals of an identified model (the file's ``uncertainty`` section).
+
+    Attributes
+    ----------
+    method : {"bootstrap", "asymptotic"}
+    level : float
+        Nominal coverage of the intervals, in (0, 1) [-].
+    intervals : dict of str to (float, float)
+        (lo, hi) of a parameter, in its unit: one of :data:`INTERVAL_NAMES`, ``stribeck:<δ>``
+        (amplitude [N·m] of the term with that δ) or ``viscous:<p>`` (c_p [N·m·(s/rad)^p]).
+    resamples : int, optional
+        Number of bootstrap resamples (bootstrap only).
+    inclusion : dict of str to float
+        Share of the resamples in which each candidate term (plain-text name, e.g. ``qd^3``) was
+        selected, in [0, 1] [-].
+    static_curve : StaticBand, optional
+        Band of the steady-state friction.
+    """
+
+    method: str
+    level: float
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+    resamples: int | None = None
+    inclusion: dict[str, float] = field(default_factory=dict)
+    static_curve: StaticBand | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The file's ``uncertainty`` object."""
+        out: dict[str, Any] = {"method": self.method, "level": self.level}
+        if self.resamples is not None:
+            out["resamples"] = self.resamples
+        out["intervals"] = {k: list(v) for k, v in self.intervals.items()}
+        if self.inclusion:
+            out["inclusion"] = dict(self.inclusion)
+        if self.static_curve is not None:
+            b = self.static_curve
+            out["static_curve"] = {"velocity": list(b.velocity), "lower": list(b.lower),
+                                   "upper": list(b.upper)}
+        return out
 
 
 @dataclass(frozen=True)
@@ -56,8 +134,14 @@ class JointModel:
         Viscous terms c·q̇^p, c [N·m·(s/rad)^p].
     sigma0, sigma1 : float
         LuGre σ0 [N·m/rad], σ1 [N·m·s/rad].
+    validity : ValidityRange, optional
+        Range of the identification data; evaluations beyond it warn or clamp (``outside``).
+    uncertainty : Uncertainty, optional
+        Confidence intervals of the parameters.
     extra : dict
         Other keys (fit statistics, provenance); kept verbatim in the file.
+
+    ``validity``, ``uncertainty`` and ``extra`` describe the model and take no part in equality.
     """
 
     axis: str = "revolute"
@@ -73,6 +157,8 @@ class JointModel:
     viscous: tuple[tuple[int, float], ...] = ()
     sigma0: float = 0.0
     sigma1: float = 0.0
+    validity: ValidityRange | None = field(default=None, compare=False)
+    uncertainty: Uncertainty | None = field(default=None, compare=False)
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     # ----------------------------------------------------------------- evaluation
@@ -99,21 +185,61 @@ class JointModel:
             out = out + self.gravity_cos * np.cos(q) + self.gravity_sin * np.sin(q)
         return out
 
-    def static_friction(self, qd: np.ndarray) -> np.ndarray:
-        """Steady-state friction τ_ss(q̇) [N·m] (the LuGre model with ż = 0)."""
+    def static_friction(self, qd: np.ndarray, *, outside: str = "warn") -> np.ndarray:
+        """Steady-state friction τ_ss(q̇) [N·m] (the LuGre model with ż = 0).
+
+        ``outside`` handles velocities beyond the validity range (see :meth:`check_validity`):
+        ``"warn"`` (one :class:`~sparsefric.validity.OutsideValidityWarning` per call),
+        ``"clamp"`` (q̇ limited to the range) or ``"ignore"``.
+        """
+        qd = self._admitted(outside, velocity=qd)["velocity"]
         return lugre.static_curve(qd, self.friction)
 
     def friction_torque(self, qd: np.ndarray, dt: float | np.ndarray,
-                        z0: float | None = None) -> np.ndarray:
-        """Friction along a velocity record [N·m]: LuGre (z integrated) or static."""
+                        z0: float | None = None, *, outside: str = "warn") -> np.ndarray:
+        """Friction along a velocity record [N·m]: LuGre (z integrated) or static.
+
+        ``outside`` as in :meth:`static_friction`.
+        """
+        qd = self._admitted(outside, velocity=qd)["velocity"]
         if self.kind == "lugre":
             return lugre.lugre_torque(qd, dt, self.friction, z0)
-        return self.static_friction(qd)
+        return lugre.static_curve(qd, self.friction)
 
     def torque(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, dt: float | np.ndarray,
-               z0: float | None = None) -> np.ndarray:
-        """Inverse dynamics τ̂ = rigid body + friction [N·m] along one trajectory."""
-        return self.rigid_body_torque(q, qdd) + self.friction_torque(qd, dt, z0)
+               z0: float | None = None, *, outside: str = "warn") -> np.ndarray:
+        """Inverse dynamics τ̂ = rigid body + friction [N·m] along one trajectory.
+
+        ``outside`` as in :meth:`static_friction`, for the position and the velocity.
+        """
+        given = self._admitted(outside, position=q, velocity=qd)
+        return (self.rigid_body_torque(given["position"], qdd)
+                + self.friction_torque(given["velocity"], dt, z0, outside="ignore"))
+
+    def check_validity(self, q: np.ndarray | None = None, qd: np.ndarray | None = None,
+                       tau: np.ndarray | None = None) -> list[Excursion]:
+        """The inputs outside the validity range, and how far (none without a range).
+
+        Parameters
+        ----------
+        q, qd, tau : ndarray, optional
+            Position [rad | m], velocity [rad/s | m/s] and torque [N·m | N] to check against
+            the ranges ``position``, ``velocity`` and ``torque`` of :attr:`validity`.
+
+        Returns
+        -------
+        list of Excursion
+            One per quantity outside its range: the range, the farthest value and its distance.
+        """
+        if self.validity is None:
+            return []
+        return self.validity.check(position=q, velocity=qd, torque=tau)
+
+    def _admitted(self, outside: str, **values: np.ndarray) -> dict[str, np.ndarray]:
+        """Inputs after the ``outside`` policy (warning from the caller's caller)."""
+        u = units(self.axis)
+        names = {"velocity": u["qd"], "position": u["q"], "torque": u["tau"]}
+        return enforce(self.validity, outside, names, stacklevel=4, **values)
 
     @property
     def g0(self) -> float:
@@ -164,7 +290,7 @@ class JointModel:
 
     # ----------------------------------------------------------------- file format
     def to_dict(self) -> dict[str, Any]:
-        """The ``sparsefric-model/1`` dictionary."""
+        """The ``sparsefric-model/2`` dictionary."""
         sign = {"type": "tanh", "K": self.tanh_k} if self.tanh_k > 0 else {"type": "sign"}
         out: dict[str, Any] = {
             "format": FORMAT,
@@ -186,6 +312,10 @@ class JointModel:
                 "sigma1": self.sigma1,
             },
         }
+        if self.validity is not None:
+            out["validity"] = self.validity.to_dict()
+        if self.uncertainty is not None:
+            out["uncertainty"] = self.uncertainty.to_dict()
         out.update(self.extra)
         return out
 
@@ -199,29 +329,35 @@ class JointModel:
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "model") -> JointModel:
-        """Validate a ``sparsefric-model/1`` dictionary; the error names the first bad key."""
+        """Validate a ``sparsefric-model/1`` or ``/2`` dictionary; the error names the first bad
+        key."""
         return _parse(data, source)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> JointModel:
         """Read and validate a model file."""
-        p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ModelFileError(f"{p}: no such model file") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ModelFileError(f"{p}: cannot read model file "
-                                 f"({exc.__class__.__name__})") from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ModelFileError(f"{p}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
-        except RecursionError:
-            raise ModelFileError(f"{p}: not valid JSON (nested too deeply)") from None
-        except ValueError as exc:  # e.g. an integer literal longer than Python converts
-            raise ModelFileError(f"{p}: not valid JSON ({_first_line(exc)})") from None
-        return _parse(data, str(p))
+        return _parse(read_json(path), str(path))
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """The JSON value of a model file; a file that cannot be read or parsed raises
+    :class:`ModelFileError` naming it."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ModelFileError(f"{p}: no such model file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelFileError(f"{p}: cannot read model file "
+                             f"({exc.__class__.__name__})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ModelFileError(f"{p}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except RecursionError:
+        raise ModelFileError(f"{p}: not valid JSON (nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer literal longer than Python converts
+        raise ModelFileError(f"{p}: not valid JSON ({_first_line(exc)})") from None
 
 
 def _first_line(exc: BaseException) -> str:
@@ -247,15 +383,44 @@ def _number(obj: dict, key: str, where: str, *, positive: bool = False,
             nonneg: bool = False) -> float:
     if key not in obj:
         raise ModelFileError(f"{where}: missing key '{key}'")
-    value = obj[key]
+    return _value(obj[key], f"key '{key}'", where, positive=positive, nonneg=nonneg)
+
+
+def _value(value: Any, what: str, where: str, *, positive: bool = False,
+           nonneg: bool = False) -> float:
+    """``value`` as a float; ``what`` names it in the error (e.g. "key 'coulomb'")."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not _finite_float(value):
-        raise ModelFileError(f"{where}: key '{key}' must be a finite number, "
-                             f"got {_short(value)}")
+        raise ModelFileError(f"{where}: {what} must be a finite number, got {_short(value)}")
     if positive and value <= 0:
-        raise ModelFileError(f"{where}: key '{key}' must be > 0, got {value!r}")
+        raise ModelFileError(f"{where}: {what} must be > 0, got {value!r}")
     if nonneg and value < 0:
-        raise ModelFileError(f"{where}: key '{key}' must be ≥ 0, got {value!r}")
+        raise ModelFileError(f"{where}: {what} must be ≥ 0, got {value!r}")
     return float(value)
+
+
+def _numbers(obj: dict, key: str, where: str) -> tuple[float, ...]:
+    """A list of finite numbers."""
+    return tuple(_value(v, f"key '{key}' item {i}", where)
+                 for i, v in enumerate(_section(obj, key, where, list)))
+
+
+def _pair(obj: dict, key: str, where: str, *, nonneg: bool = False) -> tuple[float, float]:
+    """A range [min, max] with min ≤ max."""
+    lo_hi = _numbers(obj, key, where)
+    if len(lo_hi) != 2 or lo_hi[0] > lo_hi[1]:
+        raise ModelFileError(f"{where}: key '{key}' must be [min, max] with min ≤ max, "
+                             f"got {_short(obj[key])}")
+    if nonneg:
+        _value(lo_hi[0], f"key '{key}' min", where, nonneg=True)
+    return lo_hi
+
+
+def _known_keys(obj: dict, allowed: tuple[str, ...], where: str) -> None:
+    """Refuse a key of a format-2 section that the format does not define (a misspelling)."""
+    for key in obj:
+        if key not in allowed:
+            raise ModelFileError(f"{where}: unknown key {_short(key)} "
+                                 f"(allowed: {', '.join(allowed)})")
 
 
 def _finite_float(value: int | float) -> bool:
@@ -310,19 +475,83 @@ def _parse_terms(fr: dict, key: str, fields: tuple[str, str], where: str) -> tup
     return tuple(terms)
 
 
+def _parse_validity(data: dict, where: str) -> ValidityRange | None:
+    if "validity" not in data:
+        return None
+    section = _section(data, "validity", where)
+    at = f"{where}: validity"
+    _known_keys(section, QUANTITIES, at)
+    return ValidityRange(**{k: _pair(section, k, at, nonneg=k == "speed")
+                            for k in QUANTITIES if k in section})
+
+
+def _interval_name(name: str) -> bool:
+    """Whether ``name`` is a parameter of ``uncertainty.intervals``."""
+    return name in INTERVAL_NAMES or re.fullmatch(INTERVAL_PATTERN, name) is not None
+
+
+def _parse_band(section: dict, where: str) -> StaticBand | None:
+    if "static_curve" not in section:
+        return None
+    band = _section(section, "static_curve", where)
+    at = f"{where}.static_curve"
+    _known_keys(band, ("velocity", "lower", "upper"), at)
+    velocity, lower, upper = (_numbers(band, k, at) for k in ("velocity", "lower", "upper"))
+    if not len(velocity) == len(lower) == len(upper):
+        raise ModelFileError(f"{at}: keys 'velocity', 'lower', 'upper' must have equal lengths, "
+                             f"got {len(velocity)}, {len(lower)}, {len(upper)}")
+    if any(lo > hi for lo, hi in zip(lower, upper, strict=True)):
+        raise ModelFileError(f"{at}: key 'lower' must not exceed key 'upper'")
+    return StaticBand(velocity, lower, upper)
+
+
+def _parse_uncertainty(data: dict, where: str) -> Uncertainty | None:
+    if "uncertainty" not in data:
+        return None
+    section = _section(data, "uncertainty", where)
+    at = f"{where}: uncertainty"
+    _known_keys(section, ("method", "level", "resamples", "intervals", "inclusion",
+                          "static_curve"), at)
+    method = _choice(section, "method", at, UNCERTAINTY_METHODS)
+    level = _number(section, "level", at, positive=True)
+    if level >= 1:
+        raise ModelFileError(f"{at}: key 'level' must be < 1, got {level!r}")
+    resamples = None
+    if method == "bootstrap":
+        resamples = _number(section, "resamples", at, positive=True)
+        if resamples != int(resamples):
+            raise ModelFileError(f"{at}: key 'resamples' must be a positive integer")
+        resamples = int(resamples)
+    elif "resamples" in section:
+        raise ModelFileError(f"{at}: key 'resamples' belongs to method bootstrap only")
+    intervals = _section(section, "intervals", at)
+    for name in intervals:
+        if not _interval_name(name):
+            raise ModelFileError(f"{at}.intervals: unknown parameter {_short(name)} (allowed: "
+                                 f"{', '.join(INTERVAL_NAMES)}, stribeck:<delta>, viscous:<p>)")
+    inclusion = _section(section, "inclusion", at) if "inclusion" in section else {}
+    frequency = {term: _value(f, f"key {_short(term)}", f"{at}.inclusion", nonneg=True)
+                 for term, f in inclusion.items()}
+    if any(f > 1 for f in frequency.values()):
+        raise ModelFileError(f"{at}.inclusion: frequencies must lie in [0, 1]")
+    return Uncertainty(method=method, level=level, resamples=resamples,
+                       intervals={k: _pair(intervals, k, f"{at}.intervals") for k in intervals},
+                       inclusion=frequency, static_curve=_parse_band(section, at))
+
+
 def _parse(data: Any, where: str) -> JointModel:
     if not isinstance(data, dict):
         raise ModelFileError(f"{where}: a model file must hold a JSON object")
-    if data.get("format") != FORMAT:
-        raise ModelFileError(f"{where}: key 'format' must be '{FORMAT}', "
-                             f"got {_short(data.get('format'))}")
+    if data.get("format") not in READABLE_FORMATS:
+        raise ModelFileError(f"{where}: key 'format' must be '{FORMAT}' (or the older "
+                             f"'{READABLE_FORMATS[0]}'), got {_short(data.get('format'))}")
     axis = _choice(data, "axis", where, AXES)
     rb = _section(data, "rigid_body", where)
     rbw = f"{where}: rigid_body"
     fr = _section(data, "friction", where)
     frw = f"{where}: friction"
     kind = _choice(fr, "kind", frw, KINDS)
-    known = {"format", "axis", "rigid_body", "friction"}
+    known = {"format", "axis", "rigid_body", "friction", "validity", "uncertainty"}
     return JointModel(
         axis=axis,
         inertia=_number(rb, "inertia", rbw, nonneg=True),
@@ -337,6 +566,8 @@ def _parse(data: Any, where: str) -> JointModel:
         viscous=_parse_terms(fr, "viscous", ("power", "coefficient"), frw),
         sigma0=_number(fr, "sigma0", frw, nonneg=True, positive=kind == "lugre"),
         sigma1=_number(fr, "sigma1", frw),
+        validity=_parse_validity(data, where),
+        uncertainty=_parse_uncertainty(data, where),
         extra={k: v for k, v in data.items() if k not in known},
     )
 

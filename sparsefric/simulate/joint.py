@@ -20,7 +20,7 @@ import numba
 import numpy as np
 
 from sparsefric.data import Trajectory
-from sparsefric.lugre import _g, _viscous, z_step
+from sparsefric.lugre import g_at, viscous_at, z_step
 from sparsefric.model import JointModel
 from sparsefric.simulate.excitation import trapezoid_moves
 
@@ -96,10 +96,10 @@ def _simulate(q_ref, qd_ref, tau_ff, kp, kd, alpha, T, substeps,  # noqa: PLR091
         u = tau_ff[i] + kp * (q_ref[i] - qm) + kd * (qd_ref[i] - v_est)
         tau[i] = u
         for j in range(substeps):
-            g = _g(qd, fc, omega, deltas, amps)
+            g = g_at(qd, fc, omega, deltas, amps)
             z_new = z_step(z, qd, g, sigma0, k, h)
             zd_inst = (z_new - z) / h
-            friction = sigma0 * z_new + sigma1 * zd_inst + _viscous(qd, powers, coefs)
+            friction = sigma0 * z_new + sigma1 * zd_inst + viscous_at(qd, powers, coefs)
             acc = (u - a_c * np.cos(q) - a_s * np.sin(q) - offset - friction) / inertia
             if j == 0:
                 q_true[i] = q

@@ -131,7 +131,7 @@ def _bad_models() -> dict[str, str | bytes]:
     return {
         "empty": "",
         "truncated": text[: len(text) // 2],
-        "wrong_format_tag": _mutated(lambda m: m.update(format="sparsefric-model/2")),
+        "wrong_format_tag": _mutated(lambda m: m.update(format="sparsefric-model/3")),
         "no_format": _mutated(lambda m: m.pop("format")),
         "negative_sigma0": _mutated(lambda m: m[fr].update(sigma0=-15000.0)),
         "zero_sigma0_lugre": _mutated(lambda m: m[fr].update(sigma0=0)),

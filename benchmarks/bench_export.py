@@ -1,0 +1,165 @@
+"""Speed of the exported C friction step against the Python object, on recorded velocities.
+
+Run:  .venv/bin/python benchmarks/bench_export.py          (~1 min; needs a C compiler as ``cc``)
+
+The record is every data/example trajectory's velocity (Butterworth differentiation of the
+measured angle, the files one after the other, repeated to 100,000 samples); the models are the
+example truth as model A and as model B (K = 150 s/rad). The C code is exported, compiled with
+``cc -O2`` (no -ffast-math) with a timing harness in its own translation unit (so no call is
+inlined into the loop), and each variant — fixed-step and variable-step, double and float — is
+timed over the whole record in several runs; the median is printed. Times are the thread's CPU
+time, so that other processes on a shared machine do not count. The Python object
+(:class:`sparsefric.lugre.LuGreFriction`) is timed in this process, sample by sample (``step``)
+and vectorised (``simulate``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from sparsefric.data import load_trajectories
+from sparsefric.differentiation import differentiate
+from sparsefric.export import export_model
+from sparsefric.lugre import LuGreFriction
+from sparsefric.model import JointModel
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "example"
+N = 100_000
+DT = 1e-3
+PREFIX = "bench_friction"
+VARIANTS = ("step double", "step_dt double", "step float", "step_dt float")
+
+HARNESS = r"""
+#define _POSIX_C_SOURCE 199309L
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "bench_friction.h"
+
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Steps per second of one pass over the record, for each variant; prints one line per run. */
+int main(int argc, char **argv)
+{
+    double head[2];
+    FILE *in = argc == 3 ? fopen(argv[1], "rb") : NULL;
+    if (!in || fread(head, sizeof(double), 2, in) != 2) {
+        return 2;
+    }
+    long n = (long)head[0];
+    double *qd = malloc(2 * (size_t)n * sizeof(double));
+    float *qf = malloc(2 * (size_t)n * sizeof(float));
+    if (!qd || !qf || fread(qd, sizeof(double), 2 * (size_t)n, in) != 2 * (size_t)n) {
+        return 2;
+    }
+    double *h = qd + n;
+    float *hf = qf + n;
+    for (long i = 0; i < 2 * n; i++) {
+        qf[i] = (float)qd[i];
+    }
+    double sum = 0.0;
+    for (int run = 0; run < atoi(argv[2]); run++) {
+        bench_friction_state s;
+        bench_friction_statef sf;
+        double t[5];
+        bench_friction_init(&s, &bench_friction_model, head[1], 0.0);
+        t[0] = cpu_seconds();
+        for (long i = 0; i < n; i++) sum += bench_friction_step(&s, qd[i]);
+        t[1] = cpu_seconds();
+        for (long i = 0; i < n; i++) sum += bench_friction_step_dt(&s, qd[i], h[i]);
+        t[2] = cpu_seconds();
+        bench_friction_initf(&sf, &bench_friction_modelf, (float)head[1], 0.0f);
+        t[3] = cpu_seconds();
+        for (long i = 0; i < n; i++) sum += bench_friction_stepf(&sf, qf[i]);
+        t[4] = cpu_seconds();
+        double t5 = cpu_seconds();
+        for (long i = 0; i < n; i++) sum += bench_friction_step_dtf(&sf, qf[i], hf[i]);
+        double t6 = cpu_seconds();
+        printf("%.6g %.6g %.6g %.6g\n", n / (t[1] - t[0]), n / (t[2] - t[1]), n / (t[4] - t[3]),
+               n / (t6 - t5));
+    }
+    fprintf(stderr, "checksum %g\n", sum);
+    return 0;
+}
+"""
+
+
+def recorded_velocity() -> np.ndarray:
+    """Every data/example file's velocity [rad/s], concatenated and repeated to N samples."""
+    parts = [differentiate(tr.t, tr.q, tr.tau, method="butterworth").qd
+             for path in sorted(EXAMPLE.glob("*.csv")) for tr in load_trajectories(path)]
+    return np.resize(np.concatenate(parts), N)
+
+
+def c_steps_per_second(model: JointModel, qd: np.ndarray, h: np.ndarray, runs: int,
+                       work: Path) -> dict[str, float]:
+    """Median steps/s of each C variant, compiled with ``cc -O2``."""
+    export_model(model, "c", work, prefix=PREFIX)
+    (work / "harness.c").write_text(HARNESS)
+    exe = work / "harness"
+    subprocess.run(["cc", "-std=c99", "-O2", f"-I{work}", str(work / "harness.c"),
+                    str(work / f"{PREFIX}.c"), "-lm", "-o", str(exe)], check=True)
+    np.r_[N, DT, qd, h].tofile(work / "in.bin")
+    out = subprocess.run([str(exe), str(work / "in.bin"), str(runs)], check=True,
+                         capture_output=True, text=True).stdout
+    rates = np.array([[float(x) for x in line.split()] for line in out.splitlines()])
+    return dict(zip(VARIANTS, np.median(rates, axis=0), strict=True))
+
+
+def python_steps_per_second(model: JointModel, qd: np.ndarray, runs: int) -> dict[str, float]:
+    """Median steps/s of the Python object: ``step`` on 20,000 samples, ``simulate`` on all."""
+    f = LuGreFriction.from_model(model)
+    f.step(0.1, DT)  # compile the kernels first
+    f.simulate(qd[:10], DT)
+    out: dict[str, list[float]] = {"Python step": [], "Python simulate": []}
+    for _ in range(runs):
+        f.reset()
+        start = time.process_time()
+        for v in qd[:20_000]:
+            f.step(v, DT)
+        out["Python step"].append(20_000 / (time.process_time() - start))
+        f.reset()
+        start = time.process_time()
+        f.simulate(qd, DT)
+        out["Python simulate"].append(N / (time.process_time() - start))
+    return {k: float(np.median(v)) for k, v in out.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7, help="timed runs per variant")
+    args = parser.parse_args(argv)
+    if shutil.which("cc") is None:
+        print("no C compiler found as 'cc': nothing to measure", file=sys.stderr)
+        return 1
+    qd = recorded_velocity()
+    h = DT * (1 + 0.01 * np.sin(np.arange(N)))
+    truth = JointModel.load(EXAMPLE / "truth.json")
+    print(f"{N} samples of data/example velocities (median |qd| "
+          f"{np.median(np.abs(qd)):.3g} rad/s), median of {args.runs} runs, thread CPU time\n")
+    print(f"{'model':<10}{'variant':<18}{'steps/s':>14}{'vs Python step':>16}")
+    for label, model in (("A", truth), ("B", truth.with_(tanh_k=150.0))):
+        with tempfile.TemporaryDirectory() as work:
+            rates = c_steps_per_second(model, qd, h, args.runs, Path(work))
+        rates.update(python_steps_per_second(model, qd, args.runs))
+        base = rates["Python step"]
+        for name, rate in rates.items():
+            print(f"{label:<10}{name:<18}{rate:>14.4g}{rate / base:>15.0f}×")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+"""Exported friction code: compiled C and the numpy-only module match the Python object."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import re
+import shutil
+import subprocess
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sparsefric.errors import SparsefricError
+from sparsefric.export import export_model
+from sparsefric.lugre import LuGreFriction
+from sparsefric.model import JointModel
+from sparsefric.validity import ValidityRange
+
+from .conftest import EXAMPLE
+from .recorded import DT, recorded_velocity
+
+N = 100_000
+DRIVER = Path(__file__).resolve().parent / "export_driver.c"
+#: Agreement with the Python object: double to 1e-9 relative (1e-12 of the largest torque where
+#: the torque crosses zero); float to its own precision.
+TOLERANCE = {"double": (1e-9, 1e-12), "float": (1e-4, 2e-5)}
+
+
+def _truth() -> JointModel:
+    return JointModel.load(EXAMPLE / "truth.json")
+
+
+#: The models exported: A and B, a static one, two Stribeck terms without viscous terms.
+MODELS = {
+    "model_A": _truth(),
+    "model_B": _truth().with_(tanh_k=150.0),
+    "static": _truth().with_(kind="static", sigma0=0.0, sigma1=0.0),
+    "two_stribeck_no_viscous": _truth().with_(
+        stribeck=((0.5, 0.3165), (1.5, 6.748)), viscous=(), coulomb=17.94,
+        stribeck_velocity=0.0801),
+}
+
+
+@functools.cache
+def _inputs() -> tuple[np.ndarray, np.ndarray]:
+    """The recorded velocity [rad/s] and a sample period varying by ±1 % [s]."""
+    return recorded_velocity(N), DT * (1 + 0.01 * np.sin(np.arange(N)))
+
+
+@pytest.fixture(scope="module")
+def cc() -> str:
+    found = shutil.which("cc")
+    if found is None:
+        pytest.skip("no C compiler found as 'cc': the exported C code cannot be compiled here")
+    return found
+
+
+def _build(cc: str, model: JointModel, out: Path, prefix: str = "sparsefric_friction") -> Path:
+    """Export ``model`` as C into ``out`` and compile it with the test driver, warnings as
+    errors."""
+    export_model(model, "c", out, prefix=prefix)
+    exe = out / "driver"
+    subprocess.run([cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic", "-Werror",
+                    f"-DPREFIX={prefix}", f'-DHEADER="{prefix}.h"', f"-I{out}", str(DRIVER),
+                    str(out / f"{prefix}.c"), "-lm", "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    return exe
+
+
+def _run(exe: Path, kind: str, real: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """(τ_f, z or the second instance's τ_f, samples outside the range) of the driver."""
+    qd, h = _inputs()
+    np.r_[N, DT, qd, h].tofile(exe.parent / "in.bin")
+    done = subprocess.run([str(exe), kind, real, "in.bin", "out.bin"], cwd=exe.parent,
+                          check=True, capture_output=True, text=True)
+    out = np.fromfile(exe.parent / "out.bin").reshape(2, N)
+    return out[0], out[1], int(done.stdout)
+
+
+def _assert_matches(actual: np.ndarray, expected: np.ndarray, real: str = "double") -> None:
+    rtol, atol = TOLERANCE[real]
+    np.testing.assert_allclose(actual, expected, rtol=rtol,
+                               atol=atol * float(np.max(np.abs(expected))))
+
+
+@pytest.fixture(scope="module", params=list(MODELS))
+def built(request, cc, tmp_path_factory):
+    model = MODELS[request.param]
+    return model, _build(cc, model, tmp_path_factory.mktemp(request.param))
+
+
+@pytest.mark.parametrize("real", ["double", "float"])
+def test_c_fixed_and_variable_step_match_the_python_object(built, real):
+    model, exe = built
+    qd, h = _inputs()
+    fixed, z, outside = _run(exe, "fixed", real)
+    _assert_matches(fixed, LuGreFriction.from_model(model).simulate(qd, DT)[0], real)
+    variable, _, _ = _run(exe, "variable", real)
+    _assert_matches(variable, LuGreFriction.from_model(model).simulate(qd, h)[0], real)
+    assert outside == 0  # no validity range recorded
+    if model.kind == "static":
+        assert not np.any(z)
+
+
+def test_c_instances_are_independent(built):
+    model, exe = built
+    qd, _ = _inputs()
+    first, second, _ = _run(exe, "pair", "double")
+    _assert_matches(first, LuGreFriction.from_model(model).simulate(qd, DT)[0])
+    _assert_matches(second, LuGreFriction.from_model(model).simulate(-qd, DT)[0])
+
+
+def test_c_static_curve(built):
+    model, exe = built
+    curve, _, _ = _run(exe, "static", "double")
+    _assert_matches(curve, model.static_friction(_inputs()[0]))
+
+
+def test_c_counts_and_clamps_velocities_outside_the_range(cc, tmp_path):
+    qd, _ = _inputs()
+    bounded = _truth().with_(validity=ValidityRange(velocity=(-0.1, 0.12)))
+    exe = _build(cc, bounded, tmp_path, prefix="joint3_friction")
+    free, _, outside = _run(exe, "fixed", "double")
+    assert outside == np.count_nonzero((qd < -0.1) | (qd > 0.12)) > 0
+    _assert_matches(free, LuGreFriction.from_model(bounded, outside="ignore").simulate(qd, DT)[0])
+    clamped, _, _ = _run(exe, "clamp", "double")
+    _assert_matches(clamped,
+                    LuGreFriction.from_model(bounded, outside="clamp").simulate(qd, DT)[0])
+
+
+def test_c_files_say_where_they_come_from_and_how_to_use_them(tmp_path):
+    model = _truth().with_(extra={"software": "sparsefric 0.1.0",
+                                  "created": "2025-01-02T03:04:05+00:00"})
+    header, source = export_model(model, "c", tmp_path, prefix="arm_j2")
+    assert [header.name, source.name] == ["arm_j2.h", "arm_j2.c"]
+    text = header.read_text()
+    assert text.isascii()
+    for needed in ("software: sparsefric 0.1.0", "created: 2025-01-02T03:04:05+00:00",
+                   "velocity qd [rad/s]", "friction [N*m]", "arm_j2_init(&f, &arm_j2_model",
+                   "arm_j2_step(&f, qd)", "model A", "static const arm_j2_params arm_j2_model",
+                   "static const arm_j2_paramsf arm_j2_modelf", ".coulomb = 18.0f,"):
+        assert needed in text, needed
+    assert "software: sparsefric 0.1.0" in source.read_text()
+    prismatic = export_model(model.with_(axis="prismatic", tanh_k=150.0), "c", tmp_path)[0]
+    assert "friction [N]" in prismatic.read_text() and "K [s/m]" in prismatic.read_text()
+
+
+def _module(model: JointModel, out: Path):
+    (path,) = export_model(model, "python", out, prefix="joint_friction")
+    spec = importlib.util.spec_from_file_location(f"exported_{out.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, path.read_text()
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_python_module_matches_the_python_object(name, tmp_path):
+    model = MODELS[name]
+    module, text = _module(model, tmp_path)
+    imports = re.findall(r"^(?:from|import) (\S+)", text, flags=re.M)
+    assert set(imports) == {"__future__", "warnings", "numpy"}
+    qd, h = _inputs()
+    f = module.LuGreFriction()
+    ours = LuGreFriction.from_model(model)
+    _assert_matches(f.simulate(qd, h)[0], ours.simulate(qd, h)[0])
+    f.reset(1e-4)
+    ours.reset(1e-4)
+    stepped = [f.step(v, DT) for v in qd[:300]]
+    _assert_matches(np.r_[stepped, f.simulate(qd[300:2000], DT)[0]],
+                    ours.simulate(qd[:2000], DT)[0])
+    assert f.z == pytest.approx(ours.z, rel=1e-9, abs=1e-15)
+    _assert_matches(f.static_curve(qd[:500]), model.static_friction(qd[:500]))
+
+
+def test_python_module_honours_the_validity_range(tmp_path):
+    bounded = _truth().with_(validity=ValidityRange(velocity=(-0.1, 0.12)))
+    module, text = _module(bounded, tmp_path)
+    assert "qd in [-0.1, 0.12] rad/s" in text
+    qd = np.r_[0.0, 0.05, 0.3, -0.5, 0.1]
+    f = module.LuGreFriction()
+    with pytest.warns(module.OutsideValidityWarning, match=r"velocity 0.2 rad/s is outside the "
+                      r"validity range \[-0.1, 0.12\] rad/s") as record:
+        f.step(0.2, DT)
+        f.simulate(qd, DT)
+    assert len(record) == 1 and record[0].filename == __file__
+    f.reset()
+    with pytest.warns(module.OutsideValidityWarning, match="velocity -0.5 rad/s") as record:
+        f.simulate(qd, DT)
+    assert record[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clamped, _ = module.LuGreFriction(outside="clamp").simulate(qd, DT)
+    ours = LuGreFriction.from_model(bounded, outside="clamp")
+    _assert_matches(clamped, ours.simulate(qd, DT)[0])
+    with pytest.raises(ValueError, match="option outside must be one of"):
+        module.LuGreFriction(outside="stop")
+
+
+@pytest.mark.parametrize("lang, prefix, message", [
+    ("fortran", "f", "export language must be one of c, python, got 'fortran'"),
+    ("c", "my-friction", "export prefix must be a C identifier, got 'my-friction'"),
+])
+def test_bad_options_are_named(tmp_path, lang, prefix, message):
+    with pytest.raises(SparsefricError, match=re.escape(message)):
+        export_model(_truth(), lang, tmp_path, prefix=prefix)
+    assert not any(tmp_path.iterdir())

@@ -1,0 +1,108 @@
+"""The stateful LuGre friction object: sample by sample, vectorised, reset, range policy."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sparsefric.errors import SparsefricError
+from sparsefric.lugre import LuGreFriction, lugre_torque, static_curve
+from sparsefric.validity import OutsideValidityWarning, ValidityRange
+
+from .recorded import DT, recorded_velocity
+
+N = 20_000
+
+
+@pytest.fixture(params=[0.0, 150.0], ids=["model_A", "model_B"])
+def model(request, truth):
+    return truth.with_(tanh_k=request.param)
+
+
+def test_step_reproduces_lugre_torque(model):
+    qd = recorded_velocity(N)
+    ref = lugre_torque(qd, DT, model.friction, z0=1e-4)
+    f = LuGreFriction.from_model(model, z0=1e-4)
+    assert f.z == 1e-4 and f.dynamic
+    out = np.array([f.step(v, DT) for v in qd])
+    np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12 * np.max(np.abs(ref)))
+
+
+def test_simulate_in_pieces_continues_from_the_state(model):
+    qd = recorded_velocity(N)
+    dt = np.full(N, DT) * (1 + 0.01 * np.sin(np.arange(N)))  # a varying sample period
+    ref = lugre_torque(qd, dt[1:], model.friction, z0=0.0)
+    f = LuGreFriction.from_model(model)
+    first = [f.step(v, h) for v, h in zip(qd[:10], dt[:10], strict=True)]
+    middle, z = f.simulate(qd[10:5000], dt[10:5000])
+    assert f.z == z[-1]
+    last, _ = f.simulate(qd[5000:], dt[5000:])
+    np.testing.assert_allclose(np.r_[first, middle, last], ref, rtol=1e-12,
+                               atol=1e-12 * np.max(np.abs(ref)))
+
+
+def test_reset_starts_again(model):
+    qd = recorded_velocity(3000)
+    f = LuGreFriction.from_model(model)
+    a, za = f.simulate(qd, DT)
+    f.reset(za[-1] / 2)
+    assert f.z == za[-1] / 2
+    f.reset()
+    b, zb = f.simulate(qd, DT)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(za, zb)
+
+
+def test_steady_sliding_reaches_the_static_curve(model):
+    f = LuGreFriction.from_model(model)
+    tau, _ = f.simulate(np.full(3000, 0.4), DT)
+    assert tau[-1] == pytest.approx(f.static_curve(np.array([0.4]))[0], rel=1e-9)
+
+
+def test_static_model_returns_the_static_curve_without_state(model):
+    qd = recorded_velocity(500)
+    f = LuGreFriction.from_model(model.with_(kind="static"))
+    assert not f.dynamic
+    ref = static_curve(qd, model.friction)
+    np.testing.assert_allclose([f.step(v, DT) for v in qd], ref, rtol=1e-14)
+    tau, z = f.simulate(qd, DT)
+    np.testing.assert_allclose(tau, ref, rtol=1e-14)
+    assert f.z == 0.0 and not np.any(z)
+
+
+def _bounded(model, outside):
+    return LuGreFriction.from_model(
+        model.with_(validity=ValidityRange(velocity=(-0.1, 0.1))), outside=outside)
+
+
+def test_outside_the_range_warns_once_until_reset(model):
+    f = _bounded(model, "warn")
+    with pytest.warns(OutsideValidityWarning,
+                      match=r"velocity 0.2 rad/s is outside the validity range \[-0.1, 0.1\]"
+                      ) as record:
+        f.step(0.2, DT)
+        f.step(0.3, DT)
+        f.simulate(np.full(10, -0.5), DT)
+    assert len(record) == 1 and record[0].filename == __file__
+    f.reset()
+    with pytest.warns(OutsideValidityWarning, match="velocity -0.5 rad/s"):
+        f.simulate(np.r_[0.0, -0.5], DT)
+
+
+def test_clamp_limits_the_velocity_and_ignore_does_nothing(model):
+    qd = np.r_[0.0, 0.05, 0.2, 0.3, -0.4]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clamped, _ = _bounded(model, "clamp").simulate(qd, DT)
+        ignored, _ = _bounded(model, "ignore").simulate(qd, DT)
+    free = LuGreFriction(model.friction)
+    np.testing.assert_array_equal(clamped, free.simulate(np.clip(qd, -0.1, 0.1), DT)[0])
+    free.reset()
+    np.testing.assert_array_equal(ignored, free.simulate(qd, DT)[0])
+
+
+def test_bad_outside_option_is_named(model):
+    with pytest.raises(SparsefricError, match="option outside must be one of"):
+        LuGreFriction(model.friction, outside="stop")
