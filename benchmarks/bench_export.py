@@ -28,7 +28,6 @@ import numpy as np
 from sparsefric.data import load_trajectories
 from sparsefric.differentiation import differentiate
 from sparsefric.export import export_model
-from sparsefric.lugre import LuGreFriction
 from sparsefric.model import JointModel
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "example"
@@ -121,7 +120,7 @@ def c_steps_per_second(model: JointModel, qd: np.ndarray, h: np.ndarray, runs: i
 
 def python_steps_per_second(model: JointModel, qd: np.ndarray, runs: int) -> dict[str, float]:
     """Median steps/s of the Python object: ``step`` on 20,000 samples, ``simulate`` on all."""
-    f = LuGreFriction.from_model(model)
+    f = model.friction_object()
     f.step(0.1, DT)  # compile the kernels first
     f.simulate(qd[:10], DT)
     out: dict[str, list[float]] = {"Python step": [], "Python simulate": []}

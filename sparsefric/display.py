@@ -5,9 +5,9 @@
 
 :func:`results_html` renders an :class:`~sparsefric.result.IdentificationResult` as tables:
 status and convergence, the selected λ, the parameters of the static and dynamic models with
-units, and the active terms. :func:`model_html` renders a
-:class:`~sparsefric.model.JointModel`. Neither imports :mod:`sparsefric.report` (which switches
-matplotlib to the Agg backend and would stop inline figures in a notebook).
+units, and the active terms (a :class:`~sparsefric.model.JointModel` renders itself). It does
+not import :mod:`sparsefric.report`, which switches matplotlib to the Agg backend and would stop
+inline figures in a notebook.
 """
 
 from __future__ import annotations
@@ -16,29 +16,17 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
-from sparsefric.model import JointModel, parameter_table
+from sparsefric.model import parameter_table
 from sparsefric.result import IdentificationResult
-from sparsefric.tables import fmt, html_table
+from sparsefric.tables import NOTEBOOK_STYLE, fmt, html_table
 
-_STYLE = ("<style>.sparsefric table{border-collapse:collapse;font-size:0.9em;margin:0.3em 0}"
-          ".sparsefric td,.sparsefric th{border:1px solid #ccc;padding:1px 6px;text-align:right}"
-          ".sparsefric th{background:#f4f4f4}.sparsefric td:first-child{text-align:left}"
-          ".sparsefric .ok{color:#060;font-weight:bold}.sparsefric .bad{color:#a00;"
-          "font-weight:bold}</style>")
 DIGITS = 6
-
-
-def model_html(model: JointModel) -> str:
-    """A :class:`~sparsefric.model.JointModel` as an HTML table (parameter, unit, value)."""
-    return (f'{_STYLE}<div class="sparsefric"><b>JointModel</b> ({model.axis}, friction '
-            f"{model.kind})" + html_table(["parameter", "unit", "value"], model.parameters(),
-                                          digits=DIGITS) + "</div>")
 
 
 def unfitted_html(params: Mapping[str, Any]) -> str:
     """An estimator that is not fitted yet: a one-line note with its main options."""
     shown = ", ".join(f"{k} = {html.escape(str(params[k]))}" for k in ("axis", "model", "library"))
-    return f'{_STYLE}<div class="sparsefric"><b>SparseFric</b> (not fitted): {shown}</div>'
+    return f'{NOTEBOOK_STYLE}<div class="sparsefric"><b>SparseFric</b> (not fitted): {shown}</div>'
 
 
 def _status(result: IdentificationResult) -> str:
@@ -86,8 +74,8 @@ def results_html(result: IdentificationResult) -> str:
     params = parameter_table(models)
     active = result.terms[result.terms["active"]]
     sign = "B" if result.model.tanh_k > 0 else "A"
-    return (f'{_STYLE}<div class="sparsefric"><b>SparseFric</b> ({result.model.axis}, model '
-            f"{sign})" + _status(result) + _selection(result)
+    return (f'{NOTEBOOK_STYLE}<div class="sparsefric"><b>SparseFric</b> '
+            f"({result.model.axis}, model {sign})" + _status(result) + _selection(result)
             + "<p><b>Parameters</b></p>"
             + html_table(list(params.columns), params.itertuples(index=False), digits=DIGITS)
             + "<p><b>Active terms</b> (step 1)</p>"

@@ -26,16 +26,12 @@ samples/s instead of ≈ 10⁶ in pure Python).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import numba
 import numpy as np
 
 from sparsefric.validity import OutsideValidityWarning, ValidityRange, check_outside
-
-if TYPE_CHECKING:
-    from sparsefric.model import JointModel
 
 __all__ = [
     "FrictionParams",
@@ -160,8 +156,8 @@ def _integrate(qd, dt, sigma0, g, k, z0):
 
 
 @numba.njit(cache=True)
-def _step(z, qd_prev, g_prev, started, qd, h, sigma0, sigma1, fc, omega, deltas, amps, powers,
-          coefs, k):
+def _step(z, qd_prev, g_prev, started, qd, h, sigma0, sigma1,  # noqa: PLR0913 - numba
+          fc, omega, deltas, amps, powers, coefs, k):
     """One sample of :class:`LuGreFriction`: (τ_f [N·m], z [rad], g [N·m]) at velocity ``qd``
     reached ``h`` [s] after the sample (``qd_prev``, ``g_prev``) if ``started``; σ0 = 0: the
     static curve."""
@@ -296,7 +292,7 @@ class LuGreFriction:
 
     Examples
     --------
-    >>> f = LuGreFriction.from_model(JointModel.load("model.json"))
+    >>> f = JointModel.load("model.json").friction_object()
     >>> tau_f = [f.step(v, 1e-3) for v in qd]        # or: tau_f, z = f.simulate(qd, 1e-3)
     """
 
@@ -309,19 +305,6 @@ class LuGreFriction:
         self._kernel_args = (float(params.sigma0), float(params.sigma1),
                              *params.as_tuple())
         self.reset(z0)
-
-    @classmethod
-    def from_model(cls, model: JointModel, *, outside: str = "warn",
-                   z0: float = 0.0) -> LuGreFriction:
-        """The friction of a :class:`~sparsefric.model.JointModel` (its ``kind``, validity range
-        and axis units)."""
-        from sparsefric.model import units
-
-        params = model.friction
-        if model.kind == "static":
-            params = replace(params, sigma0=0.0, sigma1=0.0)
-        return cls(params, validity=model.validity, outside=outside, z0=z0,
-                   velocity_unit=units(model.axis)["qd"])
 
     @property
     def dynamic(self) -> bool:

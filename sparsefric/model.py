@@ -32,6 +32,7 @@ import pandas as pd
 from sparsefric import lugre
 from sparsefric.atomic import write_text
 from sparsefric.errors import ModelFileError
+from sparsefric.tables import NOTEBOOK_STYLE, html_table
 from sparsefric.validity import QUANTITIES, Excursion, ValidityRange, enforce
 
 #: The format the writer writes.
@@ -278,11 +279,20 @@ class JointModel:
                      ("σ1 (bristle damping)", u["damp"], self.sigma1)]
         return rows + [("breakaway torque", u["tau"], self.breakaway_torque())]
 
-    def _repr_html_(self) -> str:
-        """Jupyter display (:func:`sparsefric.display.model_html`)."""
-        from sparsefric.display import model_html
+    def friction_object(self, *, outside: str = "warn", z0: float = 0.0) -> lugre.LuGreFriction:
+        """This joint's friction as a stateful :class:`~sparsefric.lugre.LuGreFriction` (run
+        sample by sample), with its ``kind``, validity range and axis units."""
+        params = self.friction
+        if self.kind == "static":
+            params = replace(params, sigma0=0.0, sigma1=0.0)
+        return lugre.LuGreFriction(params, validity=self.validity, outside=outside, z0=z0,
+                                   velocity_unit=units(self.axis)["qd"])
 
-        return model_html(self)
+    def _repr_html_(self) -> str:
+        """Jupyter display: the parameters as a table (parameter, unit, value)."""
+        table = html_table(["parameter", "unit", "value"], self.parameters(), digits=6)
+        return (f'{NOTEBOOK_STYLE}<div class="sparsefric"><b>JointModel</b> ({self.axis}, '
+                f"friction {self.kind})" + table + "</div>")
 
     def with_(self, **changes: Any) -> JointModel:
         """A copy with some fields changed."""

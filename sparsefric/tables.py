@@ -13,6 +13,14 @@ from typing import Any
 
 import numpy as np
 
+#: CSS of the tables shown in Jupyter (the ``sparsefric`` class), as one inline style element.
+NOTEBOOK_STYLE = (
+    "<style>.sparsefric table{border-collapse:collapse;font-size:0.9em;margin:0.3em 0}"
+    ".sparsefric td,.sparsefric th{border:1px solid #ccc;padding:1px 6px;text-align:right}"
+    ".sparsefric th{background:#f4f4f4}.sparsefric td:first-child{text-align:left}"
+    ".sparsefric .ok{color:#060;font-weight:bold}.sparsefric .bad{color:#a00;"
+    "font-weight:bold}</style>")
+
 
 def fmt(value: Any, digits: int = 5) -> str:
     """A table cell as text: floats with ``digits`` significant digits, NaN and ±inf empty."""

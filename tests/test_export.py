@@ -15,7 +15,6 @@ import pytest
 
 from sparsefric.errors import SparsefricError
 from sparsefric.export import export_model
-from sparsefric.lugre import LuGreFriction
 from sparsefric.model import JointModel
 from sparsefric.validity import ValidityRange
 
@@ -97,9 +96,9 @@ def test_c_fixed_and_variable_step_match_the_python_object(built, real):
     model, exe = built
     qd, h = _inputs()
     fixed, z, outside = _run(exe, "fixed", real)
-    _assert_matches(fixed, LuGreFriction.from_model(model).simulate(qd, DT)[0], real)
+    _assert_matches(fixed, model.friction_object().simulate(qd, DT)[0], real)
     variable, _, _ = _run(exe, "variable", real)
-    _assert_matches(variable, LuGreFriction.from_model(model).simulate(qd, h)[0], real)
+    _assert_matches(variable, model.friction_object().simulate(qd, h)[0], real)
     assert outside == 0  # no validity range recorded
     if model.kind == "static":
         assert not np.any(z)
@@ -109,8 +108,8 @@ def test_c_instances_are_independent(built):
     model, exe = built
     qd, _ = _inputs()
     first, second, _ = _run(exe, "pair", "double")
-    _assert_matches(first, LuGreFriction.from_model(model).simulate(qd, DT)[0])
-    _assert_matches(second, LuGreFriction.from_model(model).simulate(-qd, DT)[0])
+    _assert_matches(first, model.friction_object().simulate(qd, DT)[0])
+    _assert_matches(second, model.friction_object().simulate(-qd, DT)[0])
 
 
 def test_c_static_curve(built):
@@ -125,10 +124,10 @@ def test_c_counts_and_clamps_velocities_outside_the_range(cc, tmp_path):
     exe = _build(cc, bounded, tmp_path, prefix="joint3_friction")
     free, _, outside = _run(exe, "fixed", "double")
     assert outside == np.count_nonzero((qd < -0.1) | (qd > 0.12)) > 0
-    _assert_matches(free, LuGreFriction.from_model(bounded, outside="ignore").simulate(qd, DT)[0])
+    _assert_matches(free, bounded.friction_object(outside="ignore").simulate(qd, DT)[0])
     clamped, _, _ = _run(exe, "clamp", "double")
     _assert_matches(clamped,
-                    LuGreFriction.from_model(bounded, outside="clamp").simulate(qd, DT)[0])
+                    bounded.friction_object(outside="clamp").simulate(qd, DT)[0])
 
 
 def test_c_files_say_where_they_come_from_and_how_to_use_them(tmp_path):
@@ -164,7 +163,7 @@ def test_python_module_matches_the_python_object(name, tmp_path):
     assert set(imports) == {"__future__", "warnings", "numpy"}
     qd, h = _inputs()
     f = module.LuGreFriction()
-    ours = LuGreFriction.from_model(model)
+    ours = model.friction_object()
     _assert_matches(f.simulate(qd, h)[0], ours.simulate(qd, h)[0])
     f.reset(1e-4)
     ours.reset(1e-4)
@@ -193,7 +192,7 @@ def test_python_module_honours_the_validity_range(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         clamped, _ = module.LuGreFriction(outside="clamp").simulate(qd, DT)
-    ours = LuGreFriction.from_model(bounded, outside="clamp")
+    ours = bounded.friction_object(outside="clamp")
     _assert_matches(clamped, ours.simulate(qd, DT)[0])
     with pytest.raises(ValueError, match="option outside must be one of"):
         module.LuGreFriction(outside="stop")

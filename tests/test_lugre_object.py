@@ -24,7 +24,7 @@ def model(request, truth):
 def test_step_reproduces_lugre_torque(model):
     qd = recorded_velocity(N)
     ref = lugre_torque(qd, DT, model.friction, z0=1e-4)
-    f = LuGreFriction.from_model(model, z0=1e-4)
+    f = model.friction_object(z0=1e-4)
     assert f.z == 1e-4 and f.dynamic
     out = np.array([f.step(v, DT) for v in qd])
     np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12 * np.max(np.abs(ref)))
@@ -34,7 +34,7 @@ def test_simulate_in_pieces_continues_from_the_state(model):
     qd = recorded_velocity(N)
     dt = np.full(N, DT) * (1 + 0.01 * np.sin(np.arange(N)))  # a varying sample period
     ref = lugre_torque(qd, dt[1:], model.friction, z0=0.0)
-    f = LuGreFriction.from_model(model)
+    f = model.friction_object()
     first = [f.step(v, h) for v, h in zip(qd[:10], dt[:10], strict=True)]
     middle, z = f.simulate(qd[10:5000], dt[10:5000])
     assert f.z == z[-1]
@@ -45,7 +45,7 @@ def test_simulate_in_pieces_continues_from_the_state(model):
 
 def test_reset_starts_again(model):
     qd = recorded_velocity(3000)
-    f = LuGreFriction.from_model(model)
+    f = model.friction_object()
     a, za = f.simulate(qd, DT)
     f.reset(za[-1] / 2)
     assert f.z == za[-1] / 2
@@ -56,14 +56,14 @@ def test_reset_starts_again(model):
 
 
 def test_steady_sliding_reaches_the_static_curve(model):
-    f = LuGreFriction.from_model(model)
+    f = model.friction_object()
     tau, _ = f.simulate(np.full(3000, 0.4), DT)
     assert tau[-1] == pytest.approx(f.static_curve(np.array([0.4]))[0], rel=1e-9)
 
 
 def test_static_model_returns_the_static_curve_without_state(model):
     qd = recorded_velocity(500)
-    f = LuGreFriction.from_model(model.with_(kind="static"))
+    f = model.with_(kind="static").friction_object()
     assert not f.dynamic
     ref = static_curve(qd, model.friction)
     np.testing.assert_allclose([f.step(v, DT) for v in qd], ref, rtol=1e-14)
@@ -73,8 +73,8 @@ def test_static_model_returns_the_static_curve_without_state(model):
 
 
 def _bounded(model, outside):
-    return LuGreFriction.from_model(
-        model.with_(validity=ValidityRange(velocity=(-0.1, 0.1))), outside=outside)
+    bounded = model.with_(validity=ValidityRange(velocity=(-0.1, 0.1)))
+    return bounded.friction_object(outside=outside)
 
 
 def test_outside_the_range_warns_once_until_reset(model):
