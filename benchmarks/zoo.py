@@ -356,8 +356,8 @@ def fit_budget(spec: JointSpec) -> JointSpec:
     """Shorten passes and dwells until the records fit :data:`MAX_SAMPLES` and
     :data:`MAX_DURATION_S`."""
     limit = min(MAX_DURATION_S, MAX_SAMPLES / spec.log_hz)
-    for f in np.geomspace(1.0, 0.1, 12):
-        trial = replace(spec, max_pass_s=max(7.0 * f, 0.8), dwell_s=max(0.5 * f, 0.2))
+    for f in np.geomspace(1.0, 0.05, 16):
+        trial = replace(spec, max_pass_s=max(7.0 * f, 0.4), dwell_s=max(0.5 * f, 0.15))
         if duration(trial) <= limit:
             return trial
     return trial
