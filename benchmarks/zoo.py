@@ -1,6 +1,7 @@
 """A zoo of simulated joints drawn over wide ranges; sparsefric and the baselines scored on each.
 
-Run:  python benchmarks/zoo.py                     (seed 2024, 40 joints, sparsefric only)
+Run:  python benchmarks/zoo.py                     (seed 2024, 40 joints, sparsefric only:
+                                                    ~7.5 min on one core; with oe ~3× that)
       python benchmarks/zoo.py --fresh             (a new seed, printed; rerun it with --seed)
       python benchmarks/zoo.py --methods sparsefric,oe,idim --joints 3,7 --out benchmarks/out/zoo
 
