@@ -52,6 +52,7 @@ from sparsefric.options import (
 from sparsefric.preprocessing import Prepared, Preprocessor
 from sparsefric.result import IdentificationResult, LuGreStage
 from sparsefric.simulate import free_run
+from sparsefric.steps import checks
 from sparsefric.steps.iterations import (
     DEFAULT_SIGMA0_STARTS,
     FrictionData,
@@ -63,7 +64,13 @@ from sparsefric.steps.iterations import (
     select_run,
 )
 from sparsefric.steps.refinement import Refinement, candidates, refine
-from sparsefric.steps.static import RIGID_KINDS, StaticFit, first_outer, fit_static
+from sparsefric.steps.static import (
+    RIGID_KINDS,
+    StaticFit,
+    StaticTerms,
+    first_outer,
+    fit_static,
+)
 from sparsefric.validation import relative_error
 
 __all__ = ["DEFAULT_OMEGA_STARTS", "DEFAULT_SIGMA0_STARTS", "SparseFric", "Settings",
@@ -348,6 +355,9 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
     library = s.library()
     findings = _data_findings(prep, library, s.axis)
     val = s.preprocessor.prepare(validate, remember=True) if validate else None
+    if val is not None and (pooled := _slower_validation(prep, val)):
+        findings.append(pooled)
+        prep, val = s.preprocessor.prepare([*train, *validate], remember=True), None
     progress("step 1: λ sweep")
     static = fit_static(prep, val, library, omega_starts=s.omega_starts,
                         nu=s.iterations.nu, thresholds=s.thresholds, aic_parts=s.aic_parts)
@@ -359,12 +369,64 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
     result.findings = [Finding("warning", "loading", note)
                        for tr in [*train, *(validate or [])] for note in tr.notes] + findings
     result.findings += _fit_findings(result, static, prep, s)
+    fitted = None
     if s.static_only or forces_static(findings):
         if not s.static_only:
             result.convergence_reason = "static model only: the data cannot identify σ0, σ1"
-        return result
-    _fit_lugre(result, static, prep, val, s, progress)
+    else:
+        fitted = _fit_lugre(result, static, prep, val, s, progress)
+    _check_model(result, [prep, val] if val is not None else [prep], fitted)
     return result
+
+
+#: Validation records whose slowest steady speed is below this fraction of the training records'
+#: are fitted with them: they hold a low-speed regime no model fitted on training can describe.
+POOL_SPEED_RATIO = 0.5
+
+
+def _slower_validation(prep: Prepared, val: Prepared) -> Finding | None:
+    """A finding when the validation records slide steadily at speeds well below every
+    training record (their information is then fitted, not only scored: ``DESIGN.md`` §22)."""
+    train_slow = checks.slowest_steady_speed(checks.cve_of([prep]))
+    val_slow = checks.slowest_steady_speed(checks.cve_of([val]))
+    if not val_slow < POOL_SPEED_RATIO * train_slow:
+        return None
+    return Finding("warning", "validation_pooled",
+                   f"the validation records slide steadily at {val_slow:.3g}, far below the "
+                   f"slowest training speed {train_slow:.3g}: the low-speed (Stribeck) regime "
+                   "they show is fitted with the training data and AICc scores the union "
+                   "in-sample, so judge the model on test data")
+
+
+def _check_model(result: IdentificationResult, prepared: list[Prepared],
+                 fitted: tuple[IterationResult, FrictionData] | None) -> None:
+    """The checks of :mod:`sparsefric.steps.checks` on the model to return; a LuGre model that
+    is inadmissible gives way to the static one, an inadmissible static model is an error."""
+    speed_max = max(float(np.quantile(np.abs(p.signals.qd), 0.999)) for p in prepared)
+    inadmissible = errors(checks.admissibility(result.model, speed_max))
+    if inadmissible and result.model is not result.static_model:
+        result.model = result.static_model
+        result.findings.append(Finding(
+            "warning", "lugre_inadmissible",
+            f"{inadmissible[0].message.replace('identified model', 'LuGre model')}, so "
+            "model.json holds the static model and lugre_model.json the LuGre one"))
+        inadmissible = errors(checks.admissibility(result.model, speed_max))
+    if inadmissible:
+        raise SparsefricError(inadmissible[0].message)
+    model = result.model
+    cve = checks.cve_of(prepared)
+    found = (checks.admissibility(model, speed_max) + checks.consistency(model, cve)
+             + checks.reach(model, checks.slowest_steady_speed(cve)))
+    if model.kind == "lugre" and fitted is not None:
+        found += checks.identifiability(*fitted)
+        found += checks.resolution(model, _position_noise(prepared[0]))
+    result.findings += found
+
+
+def _position_noise(prep: Prepared) -> float:
+    """Median σ̂ of the position [rad] over the records (0 where the differentiation has none)."""
+    values = [p.get("noise_std", 0.0) for p in prep.params]
+    return float(np.median(values)) if values else 0.0
 
 
 def _data_findings(prep: Prepared, library: FeatureLibrary, axis: str) -> list[Finding]:
@@ -398,9 +460,11 @@ def _fit_findings(result: IdentificationResult, static: StaticFit, prep: Prepare
 
 
 def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared,
-               val: Prepared | None, s: Settings, progress: Callable[[str], None]) -> None:
+               val: Prepared | None, s: Settings, progress: Callable[[str], None]
+               ) -> tuple[IterationResult, FrictionData] | None:
     """Steps 2–3 from the static fit; fills ``result`` (the static model stays where they
-    cannot run or the LuGre model does not predict better)."""
+    cannot run or the LuGre model does not predict better). Returns the run kept and its
+    training data (None where the iterations could not run)."""
     first = first_outer(static, prep, s.iterations.nu)
     if not first.g0 > 0:
         result.convergence_reason = "static model only: no positive Coulomb level"
@@ -408,9 +472,10 @@ def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared,
             "warning", "no_coulomb_level",
             "the static fit has no positive Coulomb level f_c + ΣA, so the LuGre bristle "
             "model (z_ss = g(q̇)/σ0) is undefined: model.json holds the static model"))
-        return
+        return None
     rigid = first.joint_model(s.axis, s.tanh_k).with_(coulomb=0.0, stribeck=(), viscous=())
-    data = _friction_data(prep, rigid)
+    frame = RigidFrame.of(static, first)
+    data = frame.data(prep, static.theta_bounds)
     structure = Structure(tuple(p for p, _ in first.viscous),
                           tuple(d for d, _ in first.stribeck), s.tanh_k, s.axis)
     tau_norm = float(np.linalg.norm(prep.tau))
@@ -418,35 +483,77 @@ def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared,
     runs = multistart([first.friction_params(s0, s.tanh_k) for s0 in starts], structure, data,
                       s.iterations, tau_norm, lambda i: progress(
                           "refinement" if i == len(starts) - 1 else "steps 2–3: LuGre iterations"))
-    refinement = _refine(select_run(runs), structure, data, prep, val, rigid, static.library, s,
+    check = frame.data(val, static.theta_bounds) if val is not None else None
+    refinement = _refine(select_run(runs, check), structure, data, check, static.library, s,
                          tau_norm)
     result.lugre = LuGreStage(tuple(starts), runs, refinement)
     best = refinement.best
+    rigid = rigid.with_(**frame.coefficients(best.rigid))
     result.lugre_model = result.model = _lugre_model(rigid, best, static, s, refinement.refined)
     _keep_static_if_better(result, val or prep)
     result.converged, result.convergence_reason = best.converged, best.reason
+    return best, data
 
 
-def _friction_data(prep: Prepared, rigid: JointModel) -> FrictionData:
-    """The friction torque τ − rigid-body torque [N·m] of ``prep`` for the iterations."""
-    x = prep.signals
-    return FrictionData(x, prep.tau - rigid.rigid_body_torque(x.q, x.qdd), prep.bounds, prep.dt)
+@dataclass(frozen=True)
+class RigidFrame:
+    """The rigid-body terms step 1 kept, which the LuGre iterations re-estimate.
+
+    Attributes
+    ----------
+    library : FeatureLibrary
+        Their columns (q̈, cos q, sin q, 1 of the selected kinds).
+    kinds : tuple of str
+        Their kinds, the :class:`~sparsefric.model.JointModel` fields they set.
+    start : ndarray
+        Step 2's first outer iteration's coefficients, the start.
+    """
+
+    library: FeatureLibrary
+    kinds: tuple[str, ...]
+    start: np.ndarray
+
+    @classmethod
+    def of(cls, static: StaticFit, first: StaticTerms) -> RigidFrame:
+        """The rigid terms of ``first`` (the static fit's refit) in library order."""
+        mask = [t.kind in first.rigid for t in static.library.terms()]
+        library = static.library.select(mask)
+        kinds = tuple(t.kind for t in library.terms())
+        return cls(library, kinds, np.array([first.rigid[k] for k in kinds]))
+
+    def data(self, prep: Prepared, theta_bounds: tuple[float, float]) -> FrictionData:
+        """The iterations' data of ``prep``: τ [N·m], the rigid columns, Ω_s bounds and the
+        plausible g(0) (:data:`G0_LIMIT` × the 99.9th percentile of |τ_c|)."""
+        x = prep.signals
+        columns = self.library.evaluate(x, 0.0)[0]
+        tau_c = prep.tau - columns @ self.start
+        limit = G0_LIMIT * float(np.quantile(np.abs(tau_c), 0.999))
+        return FrictionData(x, prep.tau, prep.bounds, prep.dt, columns, self.start,
+                            theta_bounds, limit)
+
+    def coefficients(self, rigid: np.ndarray | None) -> dict[str, float]:
+        """``JointModel`` fields of the coefficients ``rigid`` (the start where None)."""
+        values = self.start if rigid is None else rigid
+        return {k: float(v) for k, v in zip(self.kinds, values, strict=True)}
 
 
-def _refine(best: IterationResult, structure: Structure, data: FrictionData, prep: Prepared,
-            val: Prepared | None, rigid: JointModel, library: FeatureLibrary, s: Settings,
+#: g(0) = f_c + ΣA above this multiple of the largest friction torque in the data is implausible.
+G0_LIMIT = 1.5
+
+
+def _refine(best: IterationResult, structure: Structure, data: FrictionData,
+            check: FrictionData | None, library: FeatureLibrary, s: Settings,
             tau_norm: float) -> Refinement:
     if not s.refine:
         return Refinement(best)
-    validate = _friction_data(val, rigid) if val is not None else None
     return refine(best, structure, candidates(library, s.tanh_k, s.axis), data,
-                  validate or data, validate=validate, settings=s.iterations,
+                  check or data, validate=check, settings=s.iterations,
                   aic_parts=s.aic_parts, tau_norm=tau_norm, max_rounds=s.max_refinements)
 
 
 def _lugre_model(rigid: JointModel, run: IterationResult, static: StaticFit, s: Settings,
                  refined: bool) -> JointModel:
-    """The LuGre :class:`JointModel` of ``run`` on the frozen rigid body."""
+    """The LuGre :class:`JointModel` of ``run`` on ``rigid`` (its re-estimated rigid body)."""
     p = run.params
     return rigid.with_(
         kind="lugre", coulomb=p.coulomb, stribeck_velocity=p.stribeck_velocity,

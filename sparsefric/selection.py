@@ -121,8 +121,8 @@ def thin(x: Signals, tau: np.ndarray, max_rows: int = MAX_ROWS) -> tuple[Signals
 def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
           validate: tuple[Signals, np.ndarray] | None = None, omega_starts: tuple[float, ...],
           nu: float = 0.01, thresholds: np.ndarray | None = None,
-          aic_parts: int | None = None, max_rows: int = MAX_ROWS,
-          keep_kinds: tuple[str, ...] = ()) -> SweepResult:
+          aic_parts: int | None = None, keep_kinds: tuple[str, ...] = (),
+          theta_bounds: tuple[float, float] | None = None) -> SweepResult:
     """SR3–Newton over a λ grid with multi-start in Ω_s, scored by AICc.
 
     Parameters
@@ -141,16 +141,17 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
         Thresholds [N·m RMS]; default :func:`threshold_grid`.
     aic_parts : int, optional
         m; default :func:`default_parts`.
-    max_rows : int
-        Training and validation rows are thinned to at most this many (:func:`thin`).
     keep_kinds : tuple of str
         Kinds of terms that are part of the model's structure rather than candidates: never
         thresholded (the refinement keeps the Coulomb level and ż).
+    theta_bounds : (float, float), optional
+        Bounds on θ = ln Ω_s [ln(rad/s)]; default what the training velocities resolve
+        (:func:`~sparsefric.optimizers.sr3.data_theta_bounds`).
     """
-    train, tau = thin(train, tau, max_rows)
+    train, tau = thin(train, tau)  # each thinned to MAX_ROWS rows
     if validate is not None:
-        validate = thin(*validate, max_rows)
-    cache = GramCache(library, train, tau, keep_kinds)
+        validate = thin(*validate)
+    cache = GramCache(library, train, tau, keep_kinds, theta_bounds)
     grid = threshold_grid(tau) if thresholds is None else np.asarray(thresholds, dtype=float)
     terms = library.terms()
     m = aic_parts or default_parts(len(terms))

@@ -79,8 +79,8 @@ def test_sigma0_polish_finds_the_stiffness_the_fixed_point_misses():
     tau_c = lugre_torque(qd, dt, truth)
     x = Signals(tr.q, qd, np.zeros_like(qd))
     for factor in (0.1, 0.5, 2.0):  # 0.1: beyond one bracket, found by re-centring
-        found, err = polish_sigma0(replace(truth, sigma0=factor * truth.sigma0),
-                                   FrictionData(x, tau_c, [(0, len(qd))], [dt]))
+        found, err, _ = polish_sigma0(replace(truth, sigma0=factor * truth.sigma0),
+                                      FrictionData(x, tau_c, [(0, len(qd))], [dt]))
         assert found.sigma0 == pytest.approx(truth.sigma0, rel=0.02)
         assert found.sigma1 == pytest.approx(truth.sigma1, rel=0.1)
         assert err < 1e-2 * np.linalg.norm(tau_c)

@@ -38,7 +38,12 @@ from scipy.linalg import lstsq
 from scipy.optimize import minimize_scalar
 
 from sparsefric.feature_library import FeatureLibrary
+from sparsefric.optimizers.constrained import qp_normal, satisfied, shape_constraints, speed_grid
 from sparsefric.signals import Signals
+
+#: Kinds of coefficients constrained to be ≥ 0: f_c, the Stribeck amplitudes A_i (f_s ≥ f_c ≥ 0,
+#: as the main paper requires) and σ1 (the coefficient of ż in the LuGre steps).
+NONNEG_KINDS = ("coulomb", "stribeck", "zdot")
 
 
 def l0_weight(threshold: float, nu: float) -> float:
@@ -156,12 +161,17 @@ class GramCache:
     """
 
     def __init__(self, library: FeatureLibrary, signals: Signals, tau: np.ndarray,
-                 keep_kinds: tuple[str, ...] = ()):
+                 keep_kinds: tuple[str, ...] = (),
+                 theta_bounds: tuple[float, float] | None = None):
         self.library, self.signals, self.tau = library, signals, np.asarray(tau, dtype=float)
-        self.keep = np.array([t.kind in keep_kinds for t in library.terms()], dtype=bool)
-        self.nonlinear = np.array([t.nonlinear for t in library.terms()], dtype=bool)
-        self.nonneg = np.array([t.kind in ("coulomb", "stribeck") for t in library.terms()],
-                               dtype=bool)
+        terms = library.terms()
+        self.keep = np.array([t.kind in keep_kinds for t in terms], dtype=bool)
+        self.nonlinear = np.array([t.nonlinear for t in terms], dtype=bool)
+        self.nonneg = np.array([t.kind in NONNEG_KINDS for t in terms], dtype=bool)
+        #: C ξ ≥ 0: the viscous part non-decreasing over the shape grid (physical units)
+        self.shape = shape_constraints(len(terms), {i: int(t.param) for i, t in enumerate(terms)
+                                                    if t.kind == "viscous"},
+                                       speed_grid(signals.qd))
         self.tau_sq = float(self.tau @ self.tau)
         self._store: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._sub: dict[bytes, FeatureLibrary] = {}
@@ -171,7 +181,9 @@ class GramCache:
             else np.zeros((len(self.tau), 0))
         F = self.fixed_columns
         self._fixed_block = (F.T @ F, F.T @ self.tau)
-        self.theta_bounds = data_theta_bounds(signals.qd)
+        #: bounds on θ = ln Ω_s; default: what the velocities of ``signals`` resolve
+        self.theta_bounds = data_theta_bounds(signals.qd) if theta_bounds is None \
+            else theta_bounds
 
     def sub_library(self, mask: np.ndarray) -> FeatureLibrary:
         """``library.select(mask)``, memoised (Newton asks for the same few supports often)."""
@@ -425,17 +437,36 @@ def lsq_on_support(cache: GramCache, support: np.ndarray, theta: float) -> np.nd
     """Unbiased least-squares coefficients [physical units] on the active columns.
 
     A sign-constrained coefficient (``cache.nonneg``) that comes out negative is eliminated and
-    the rest refitted, as the ℓ0 + sign prox of the SR3 iterations would.
+    the rest refitted, as the ℓ0 + sign prox of the SR3 iterations would. If the viscous part
+    then falls with speed somewhere on the shape grid (``cache.shape``), the coefficients are
+    the least squares subject to both the shape and the sign constraints
+    (:mod:`sparsefric.optimizers.constrained`).
     """
     G, b, scale = cache.at(theta)
-    support = support.copy()
+    active = support.copy()
     coef = np.zeros(b.shape[0])
-    while support.any():
+    while active.any():
         coef[:] = 0.0
-        sol = lstsq(G[np.ix_(support, support)], b[support], cond=1e-12)[0]
-        coef[support] = sol / scale[support]
-        negative = support & cache.nonneg & (coef < 0)
+        sol = lstsq(G[np.ix_(active, active)], b[active], cond=1e-12)[0]
+        coef[active] = sol / scale[active]
+        negative = active & cache.nonneg & (coef < 0)
         if not negative.any():
             break
-        support &= ~negative
+        active &= ~negative
+    if satisfied(cache.shape, coef):
+        return coef
+    return _shaped(cache, support, G, b, scale, coef)
+
+
+def _shaped(cache: GramCache, support: np.ndarray, G: np.ndarray, b: np.ndarray,
+            scale: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """Least squares on ``support`` subject to the shape and sign constraints of ``cache``."""
+    C = cache.shape[:, support]
+    signs = np.flatnonzero(cache.nonneg[support])
+    C = np.vstack([C, np.eye(int(support.sum()))[signs]]) / scale[support]
+    sol = qp_normal(G[np.ix_(support, support)], b[support], C)
+    if sol is None:
+        return fallback
+    coef = np.zeros(b.shape[0])
+    coef[support] = sol / scale[support]
     return coef

@@ -25,9 +25,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
-from scipy.linalg import lstsq
 from scipy.optimize import minimize_scalar
 
 from sparsefric.feature_library import (
@@ -43,6 +43,7 @@ from sparsefric.lugre import (
     stribeck_g,
     viscous_torque,
 )
+from sparsefric.optimizers.constrained import constrained_lstsq, shape_constraints, speed_grid
 from sparsefric.optimizers.sr3 import GramCache, SR3Newton
 from sparsefric.selection import thin
 from sparsefric.signals import Signals
@@ -78,24 +79,55 @@ class Structure:
 
 @dataclass(frozen=True)
 class FrictionData:
-    """The friction torque the iterations fit, along the measured motion.
+    """The torque the iterations explain, along the measured motion.
 
     Attributes
     ----------
     x : Signals
         q [rad], q̇ [rad/s], q̈ [rad/s²] of every sample (trajectories stacked).
-    tau_c : ndarray
-        τ_c = τ − rigid-body torque [N·m], the friction to explain.
+    tau : ndarray
+        The torque to explain [N·m]: the measured τ when ``rigid_columns`` are given, else the
+        friction torque itself.
     bounds : list of (start, stop)
         Slice of each trajectory (z is integrated per trajectory).
     dt : list of float
         Sample period [s] of each trajectory.
+    rigid_columns : ndarray, optional
+        (n, r) rigid-body columns [q̈, cos q, sin q, 1 …] of the terms step 1 kept [physical units].
+    rigid : ndarray, optional
+        (r,) their coefficients (I [kg·m²], a_c, a_s, offset [N·m] …).
+    theta_bounds : (float, float), optional
+        Bounds on θ = ln Ω_s [ln(rad/s)]: what the steadily sliding samples resolve.
+    g0_limit : float
+        Largest plausible g(0) = f_c + ΣA [N·m]: a multiple of the largest friction torque in
+        the data (a breakaway the motor never applied cannot be seen in its torque).
     """
 
     x: Signals
-    tau_c: np.ndarray
+    tau: np.ndarray
     bounds: list[tuple[int, int]]
     dt: list[float]
+    rigid_columns: np.ndarray | None = None
+    rigid: np.ndarray | None = None
+    theta_bounds: tuple[float, float] | None = None
+    g0_limit: float = math.inf
+
+    @cached_property
+    def tau_c(self) -> np.ndarray:
+        """τ_c = τ − rigid-body torque [N·m], the friction to explain."""
+        if not self.n_rigid:
+            return self.tau
+        return self.tau - self.rigid_columns @ self.rigid
+
+    @property
+    def n_rigid(self) -> int:
+        """Number of rigid-body columns."""
+        return 0 if self.rigid is None else len(self.rigid)
+
+    def with_rigid(self, rigid: np.ndarray | None) -> FrictionData:
+        """The same data with other rigid-body coefficients (None: keep these)."""
+        return self if rigid is None or not self.n_rigid else \
+            replace(self, rigid=np.asarray(rigid, dtype=float))
 
 
 @dataclass(frozen=True)
@@ -108,6 +140,8 @@ class IterationSettings:
     tol: float = 1e-3
     xi_tol: float = 0.05
     g_tol: float = 3e-3
+    #: re-estimate the rigid body (I, a_c, a_s, offset) with the friction in every inner loop
+    refit_rigid: bool = True
 
 
 @dataclass
@@ -126,6 +160,11 @@ class IterationResult:
     reason : str
         Why it stopped.
     sigma0_init : float
+    rigid : ndarray, optional
+        The rigid-body coefficients fitted with ``params`` (order of
+        :attr:`FrictionData.rigid`); None where the data have none.
+    violations : tuple of str
+        Why the model is physically inadmissible or implausible (:func:`violations`).
     """
 
     params: FrictionParams
@@ -134,12 +173,37 @@ class IterationResult:
     converged: bool = False
     reason: str = ""
     sigma0_init: float = 0.0
+    rigid: np.ndarray | None = None
+    violations: tuple[str, ...] = ()
 
     @property
     def admissible(self) -> bool:
-        """Physically admissible: σ0 > 0, σ1 ≥ 0 and a finite error."""
-        return bool(self.params.sigma0 > 0 and self.params.sigma1 >= 0
-                    and np.isfinite(self.error))
+        """Physically admissible and plausible: no :attr:`violations`."""
+        return not self.violations
+
+
+def violations(params: FrictionParams, data: FrictionData, error: float) -> tuple[str, ...]:
+    """What makes a LuGre model inadmissible (σ0 ≤ 0, σ1 < 0, a non-finite error) or implausible
+    for the data: a g(0) far above any friction torque the data hold, or a Stribeck velocity on
+    the lower bound of what the sliding samples resolve (a "Stribeck term at rest", which only
+    acts on the samples at standstill and fits the stops, not the friction curve)."""
+    out = []
+    if not params.sigma0 > 0:
+        out.append(f"σ0 = {params.sigma0:.4g} ≤ 0")
+    if not params.sigma1 >= 0:
+        out.append(f"σ1 = {params.sigma1:.4g} < 0 is physically inadmissible")
+    if not np.isfinite(error):
+        out.append("the prediction error is not finite")
+    g0 = float(params.coulomb + np.sum(params.amplitudes))
+    if g0 > data.g0_limit:
+        out.append(f"g(0) = f_c + ΣA = {g0:.4g} exceeds {data.g0_limit:.4g}, far above the "
+                   "largest friction torque in the data")
+    low = None if data.theta_bounds is None else data.theta_bounds[0]
+    if (low is not None and np.any(params.amplitudes > 0)
+            and np.log(params.stribeck_velocity) < low + 0.01):
+        out.append(f"Ω_s = {params.stribeck_velocity:.3g} sits on the lower bound of what the "
+                   "sliding samples resolve")
+    return tuple(out)
 
 
 def integrate_all(qd: np.ndarray, bounds: list[tuple[int, int]], dt: list[float],
@@ -153,38 +217,35 @@ def integrate_all(qd: np.ndarray, bounds: list[tuple[int, int]], dt: list[float]
     return z, zd
 
 
-def _lstsq(A: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Least squares of y on the few columns of A through their scaled normal equations.
-
-    A has 2–7 columns and 10⁴–10⁶ rows and is solved hundreds of times per fit: the p×p Gram
-    matrix costs a fraction of a QR of A. Scaling the columns to unit norm keeps its condition
-    number (the square of A's) within double precision for these columns; the pseudo-inverse
-    cut-off 1e-13 drops a direction only where A's columns are collinear to ~3e-7.
-    """
-    G = A.T @ A
-    scale = np.sqrt(np.diag(G))
-    scale[~(scale > 0)] = 1.0
-    Gs = G / np.outer(scale, scale)
-    return lstsq(Gs, (A.T @ y) / scale, cond=1e-13, check_finite=False)[0] / scale
+def _shape(data: FrictionData, first_viscous: int, n_columns: int, powers: tuple[int, ...],
+           nonneg: tuple[int, ...]) -> np.ndarray:
+    """Constraints C ξ ≥ 0 of a regression with the viscous columns at ``first_viscous`` on:
+    τ_v non-decreasing over the shape grid, and the ``nonneg`` coefficients ≥ 0."""
+    return shape_constraints(n_columns, {first_viscous + i: p for i, p in enumerate(powers)},
+                             speed_grid(data.x.qd), nonneg)
 
 
 def _viscous_columns(qd: np.ndarray, powers: tuple[int, ...]) -> np.ndarray:
     return np.column_stack([qd**p for p in powers]) if powers else np.zeros((len(qd), 0))
 
 
-def prediction_error(params: FrictionParams, data: FrictionData,
-                     z_zd: tuple[np.ndarray, np.ndarray] | None = None) -> float:
-    """‖τ_c − τ̂_f‖ of the LuGre model integrated along each trajectory [N·m].
+def predicted_friction(params: FrictionParams, data: FrictionData,
+                       z_zd: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """τ̂_f of the LuGre model integrated along each trajectory [N·m].
 
     ``z_zd``: z and ż of ``params`` if already integrated (:func:`integrate_all`).
     """
     x = data.x
     if z_zd is None:
-        tau_f = np.concatenate([lugre_torque(x.qd[a:b], h, params)
-                                for (a, b), h in zip(data.bounds, data.dt, strict=True)])
-    else:
-        tau_f = params.sigma0 * z_zd[0] + params.sigma1 * z_zd[1] + viscous_torque(x.qd, params)
-    return float(np.linalg.norm(data.tau_c - tau_f))
+        return np.concatenate([lugre_torque(x.qd[a:b], h, params)
+                               for (a, b), h in zip(data.bounds, data.dt, strict=True)])
+    return params.sigma0 * z_zd[0] + params.sigma1 * z_zd[1] + viscous_torque(x.qd, params)
+
+
+def prediction_error(params: FrictionParams, data: FrictionData,
+                     z_zd: tuple[np.ndarray, np.ndarray] | None = None) -> float:
+    """‖τ_c − τ̂_f‖ of the LuGre model integrated along each trajectory [N·m]."""
+    return float(np.linalg.norm(data.tau_c - predicted_friction(params, data, z_zd)))
 
 
 @dataclass(frozen=True)
@@ -197,57 +258,85 @@ class InnerResult:
     iterations: int
     z: np.ndarray
     zd: np.ndarray
+    rigid: np.ndarray | None = None  #: rigid-body coefficients of that fit
 
 
-def inner_loop(params: FrictionParams, data: FrictionData, max_inner: int = 50) -> InnerResult:
-    """Step 3: integrate z, fit [u, u̇, viscous], update σ0 ← σ0 ξ_u until the error rises."""
-    x, tau_c = data.x, data.tau_c
+def _regression(data: FrictionData, refit_rigid: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(target, rigid columns) of the inner regressions: τ on the rigid columns too, or τ_c."""
+    if refit_rigid and data.n_rigid:
+        return data.tau, data.rigid_columns
+    return data.tau_c, np.zeros((len(data.tau), 0))
+
+
+def inner_loop(params: FrictionParams, data: FrictionData, max_inner: int = 50,
+               refit_rigid: bool = True) -> InnerResult:
+    """Step 3: integrate z, fit [u, u̇, viscous (, rigid body)], update σ0 ← σ0 ξ_u until the
+    error rises.
+
+    With ``refit_rigid`` the rigid-body columns join the least squares on every sample, with z
+    integrated: the inertia is then estimated against the friction's pre-sliding transients,
+    which carry most of the q̈ information (``DESIGN.md`` §22). σ1 ≥ 0 and a non-decreasing
+    τ_v are constraints of the fit.
+    """
+    x = data.x
+    y, R = _regression(data, refit_rigid)
     powers = tuple(int(p) for p in params.powers)
     visc = _viscous_columns(x.qd, powers)
-    best = InnerResult(params, np.inf, np.nan, 0, np.zeros_like(x.qd), np.zeros_like(x.qd))
+    C = _shape(data, 2, 2 + len(powers) + R.shape[1], powers, (1,))
+    best = InnerResult(params, np.inf, np.nan, 0, np.zeros_like(x.qd), np.zeros_like(x.qd),
+                       data.rigid)
     current = params
     it = 0
     for it in range(1, max_inner + 1):  # noqa: B007
         z, zd = integrate_all(x.qd, data.bounds, data.dt, current)
         s0 = current.sigma0
-        A = np.column_stack([s0 * z, s0 * zd, visc])
-        coef = _lstsq(A, tau_c)
-        err = float(np.linalg.norm(A @ coef - tau_c))
+        A = np.column_stack([s0 * z, s0 * zd, visc, R])
+        coef = constrained_lstsq(A, y, C)
+        err = float(np.linalg.norm(A @ coef - y))
         if not err < best.error:
             break
-        best = InnerResult(current, err, float(coef[0]), 0, z, zd)
+        best = InnerResult(current, err, float(coef[0]), 0, z, zd,
+                           coef[2 + len(powers):].copy() if R.shape[1] else data.rigid)
         sigma0 = s0 * coef[0]
         if not (np.isfinite(sigma0) and sigma0 > 0):
             break
         current = replace(current, sigma0=sigma0, sigma1=s0 * coef[1],
-                          coefficients=coef[2:].copy())
+                          coefficients=coef[2:2 + len(powers)].copy())
     return replace(best, iterations=it)
 
 
 def polish_sigma0(params: FrictionParams, data: FrictionData, span: float = 3.0,
-                  max_moves: int = 4) -> tuple[FrictionParams, float]:
+                  max_moves: int = 4, refit_rigid: bool = True
+                  ) -> tuple[FrictionParams, float, np.ndarray | None]:
     """σ0 [N·m/rad] minimising the LuGre prediction error, searched within a factor ``span`` of
     ``params`` and re-centred (at most ``max_moves`` searches) while it ends on the bracket's edge.
 
-    For each trial σ0, z is integrated and σ1 and the viscous coefficients are refitted by least
-    squares of τ_c − σ0 z on [ż, viscous columns]; g(q̇) is kept. Returns the best parameters and
-    their error ‖τ_c − τ̂_f‖ [N·m] (bounded Brent search in ln σ0).
+    For each trial σ0, z is integrated and σ1, the viscous coefficients (and, with
+    ``refit_rigid``, the rigid body) are refitted by least squares of τ − σ0 z on [ż, viscous
+    columns (, rigid columns)] under the constraints of :func:`inner_loop`; g(q̇) is kept.
+    Returns the best parameters, their error ‖τ_c − τ̂_f‖ [N·m] and rigid-body coefficients
+    (bounded Brent search in ln σ0).
 
     Why: during steady sliding u = σ0 z ≈ g(q̇) whatever σ0 is, so ξ_u stays within a few per
     mille of 1 over decades of σ0 and the paper's update σ0 ← σ0 ξ_u stops near its start, while
     the prediction error, which also sees the pre-sliding transients, has a clear minimum
     (``DESIGN.md`` §14).
     """
-    visc = _viscous_columns(data.x.qd, tuple(int(p) for p in params.powers))
+    y0, R = _regression(data, refit_rigid)
+    powers = tuple(int(p) for p in params.powers)
+    visc = _viscous_columns(data.x.qd, powers)
+    C = _shape(data, 1, 1 + len(powers) + R.shape[1], powers, (0,))
 
-    def fit(log_sigma0: float) -> tuple[FrictionParams, float]:
+    def fit(log_sigma0: float) -> tuple[FrictionParams, float, np.ndarray | None]:
         trial = replace(params, sigma0=float(np.exp(log_sigma0)))
         z, zd = integrate_all(data.x.qd, data.bounds, data.dt, trial)
-        y = data.tau_c - trial.sigma0 * z
-        A = np.column_stack([zd, visc])
-        coef = _lstsq(A, y)
-        trial = replace(trial, sigma1=float(coef[0]), coefficients=coef[1:].copy())
-        return trial, float(np.linalg.norm(A @ coef - y))
+        y = y0 - trial.sigma0 * z
+        A = np.column_stack([zd, visc, R])
+        coef = constrained_lstsq(A, y, C)
+        trial = replace(trial, sigma1=float(coef[0]),
+                        coefficients=coef[1:1 + len(powers)].copy())
+        rigid = coef[1 + len(powers):].copy() if R.shape[1] else data.rigid
+        return trial, float(np.linalg.norm(A @ coef - y)), rigid
 
     centre, width = np.log(params.sigma0), np.log(span)
     for _ in range(max_moves):
@@ -299,8 +388,8 @@ def outer_fit(params: FrictionParams, structure: Structure, data: FrictionData, 
     """
     signals = dynamic_signals(params, data, z_zd)
     library = outer_library(structure)
-    res = SR3Newton(threshold=0.0, nu=nu).fit(GramCache(library, *thin(signals, data.tau_c)),
-                                               np.log(params.stribeck_velocity))
+    res = SR3Newton(threshold=0.0, nu=nu, theta_bounds=data.theta_bounds).fit(
+        GramCache(library, *thin(signals, data.tau_c)), np.log(params.stribeck_velocity))
     return params_from_coefficients(params, structure, res.coef, res.omega)
 
 
@@ -322,32 +411,30 @@ def run_iterations(start: FrictionParams, structure: Structure, data: FrictionDa
     |ξ_u − 1| ≤ ``xi_tol`` (the fixed point of the σ0 update) and g(q̇) at the data's speeds by
     at most ``g_tol`` (relative RMS); a σ0 that stops moving with ξ_u away from 1 is reported as
     stalled, not converged. ``tau_norm`` [N·m] scales the errors of the history and the result.
-    The g condition is ours (ALGORITHM.md stops on σ0 alone; ``DESIGN.md`` §7).
+    The g condition is ours (ALGORITHM.md stops on σ0 alone; ``DESIGN.md`` §7). The rigid-body
+    coefficients of ``data`` are the start; with ``settings.refit_rigid`` each inner loop
+    re-estimates them.
     """
     s = settings
-    x = data.x
     params = start
     history: list[dict] = []
-    best = (np.inf, start)
+    best = (np.inf, start, data.rigid)
     reason = f"σ0 did not converge within {s.max_outer} outer iterations"
     converged = False
     g_old = None
     for k in range(1, s.max_outer + 1):
         sigma0_old = params.sigma0
-        g = stribeck_g(x.qd, params)
+        g = stribeck_g(data.x.qd, params)
         g_change = np.inf if g_old is None else float(
             np.linalg.norm(g - g_old) / np.linalg.norm(g))
         g_old = g
-        inner = inner_loop(params, data, s.max_inner)
+        inner = inner_loop(params, data, s.max_inner, s.refit_rigid)
         params, err, xi_u = inner.params, inner.error, inner.xi_u
+        data = data.with_rigid(inner.rigid)
         pred = prediction_error(params, data, (inner.z, inner.zd))
-        history.append({"outer": k, "error_rel": err / tau_norm, "prediction_error_rel":
-                        pred / tau_norm, "xi_u": xi_u, "sigma0": params.sigma0,
-                        "sigma1": params.sigma1, "omega_s": params.stribeck_velocity,
-                        "coulomb": params.coulomb, "inner_iterations": inner.iterations,
-                        "g_change": g_change})
+        history.append(_history_row(k, err, pred, inner, g_change, tau_norm))
         if pred < best[0]:
-            best = (pred, params)
+            best = (pred, params, data.rigid)
         if not np.isfinite(err):
             reason = "the training error became non-finite"
             break
@@ -355,31 +442,60 @@ def run_iterations(start: FrictionParams, structure: Structure, data: FrictionDa
             converged, reason = _stop_reason(params, xi_u, s)
             break
         params = outer_fit(params, structure, data, s.nu, (inner.z, inner.zd))
-        if not np.all(stribeck_g(x.qd, params) > 0):
+        if not np.all(stribeck_g(data.x.qd, params) > 0):
             reason = "g(q̇) became non-positive; kept the last valid model"
             break
-    polished, pred = polish_sigma0(best[1], data)
-    if pred < best[0] and (polished.sigma1 >= 0 or best[1].sigma1 < 0):
-        reason += (f"; σ0 polished from {best[1].sigma0:.4g} to {polished.sigma0:.4g} by a 1-D "
-                   "search of the prediction error")
-        history.append({**history[-1], "outer": history[-1]["outer"] + 1,
-                        "prediction_error_rel": pred / tau_norm, "sigma0": polished.sigma0,
-                        "sigma1": polished.sigma1, "inner_iterations": 0})
-        best = (pred, polished)
-    result = IterationResult(best[1], best[0] / tau_norm, history, converged, reason,
-                             start.sigma0)
-    if not result.admissible:
-        result.reason += f"; σ1 = {result.params.sigma1:.4g} < 0 is physically inadmissible"
-    return result
+    best, reason = _polish(best, data, s, reason, history, tau_norm)
+    found = violations(best[1], data, best[0])
+    if found:
+        reason += "; " + "; ".join(found)
+    return IterationResult(best[1], best[0] / tau_norm, history, converged, reason,
+                           start.sigma0, best[2], found)
 
 
-def select_run(runs: Sequence[IterationResult]) -> IterationResult:
-    """The run to keep: lowest training error among converged, admissible runs (σ0 > 0,
-    σ1 ≥ 0); failing that among admissible ones; failing that among all."""
+def _history_row(k: int, err: float, pred: float, inner: InnerResult, g_change: float,
+                 tau_norm: float) -> dict:
+    p = inner.params
+    return {"outer": k, "error_rel": err / tau_norm, "prediction_error_rel": pred / tau_norm,
+            "xi_u": inner.xi_u, "sigma0": p.sigma0, "sigma1": p.sigma1,
+            "omega_s": p.stribeck_velocity, "coulomb": p.coulomb,
+            "inner_iterations": inner.iterations, "g_change": g_change}
+
+
+def _polish(best: tuple, data: FrictionData, s: IterationSettings, reason: str,
+            history: list[dict], tau_norm: float) -> tuple[tuple, str]:
+    """:func:`polish_sigma0` of the best model so far; kept if it predicts better."""
+    polished, pred, rigid = polish_sigma0(best[1], data.with_rigid(best[2]),
+                                          refit_rigid=s.refit_rigid)
+    if not (pred < best[0] and (polished.sigma1 >= 0 or best[1].sigma1 < 0)):
+        return best, reason
+    reason += (f"; σ0 polished from {best[1].sigma0:.4g} to {polished.sigma0:.4g} by a 1-D "
+               "search of the prediction error")
+    history.append({**history[-1], "outer": history[-1]["outer"] + 1,
+                    "prediction_error_rel": pred / tau_norm, "sigma0": polished.sigma0,
+                    "sigma1": polished.sigma1, "inner_iterations": 0})
+    return (pred, polished, rigid), reason
+
+
+def run_error(run: IterationResult, data: FrictionData) -> float:
+    """‖τ_c − τ̂_f‖ [N·m] of ``run``'s model, with its own rigid body, on ``data``."""
+    return prediction_error(run.params, data.with_rigid(run.rigid))
+
+
+def select_run(runs: Sequence[IterationResult],
+               check: FrictionData | None = None) -> IterationResult:
+    """The run to keep: lowest error among converged, admissible runs; failing that among
+    admissible ones; failing that among all. The error is the prediction error on ``check``
+    (the validation data) when given, else the training error: a σ0 start may reach a model
+    that fits the training stops too well (``DESIGN.md`` §22)."""
+    def score(r: IterationResult) -> float:
+        e = r.error if check is None else run_error(r, check)
+        return e if math.isfinite(e) else math.inf
+
     for pool in ([r for r in runs if r.converged and r.admissible],
                  [r for r in runs if r.admissible], list(runs)):
         if pool:
-            return min(pool, key=lambda r: r.error if math.isfinite(r.error) else math.inf)
+            return min(pool, key=score)
     raise ValueError("no runs")
 
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sparsefric.feature_library import FeatureLibrary
-from sparsefric.lugre import FrictionParams
 from sparsefric.selection import SweepResult, sweep
 from sparsefric.steps.iterations import (
     FrictionData,
@@ -29,7 +28,7 @@ from sparsefric.steps.iterations import (
     dynamic_signals,
     outer_library,
     params_from_coefficients,
-    prediction_error,
+    run_error,
     run_iterations,
 )
 
@@ -77,11 +76,10 @@ def refine(best: IterationResult, structure: Structure, pool: Structure, train: 
     out = Refinement(best)
     if pool == structure:
         return out
-    before = prediction_error(best.params, check)
+    before = run_error(best, check)
     for _ in range(max_rounds):
-        table, new, run = _round(out.best.params, pool, train, validate, settings, aic_parts,
-                                 tau_norm)
-        after = prediction_error(run.params, check)
+        table, new, run = _round(out.best, pool, train, validate, settings, aic_parts, tau_norm)
+        after = run_error(run, check)
         if not (run.admissible and after < before):
             if out.table is None:  # nothing kept: show the sweep that was tried
                 out.table = table
@@ -96,16 +94,26 @@ def refine(best: IterationResult, structure: Structure, pool: Structure, train: 
     return out
 
 
-def _round(p: FrictionParams, pool: Structure, train: FrictionData,
+def _round(previous: IterationResult, pool: Structure, train: FrictionData,
            validate: FrictionData | None, settings: IterationSettings, aic_parts: int | None,
            tau_norm: float) -> tuple[SweepResult, Structure, IterationResult]:
-    """One refinement round from the model ``p``: the sweep, its structure and iterations."""
+    """One refinement round from the run ``previous``: the sweep, its structure and iterations.
+
+    Ω_s stays within what the training sliding samples resolve (``train.theta_bounds``): with
+    every sample in the columns, the stops would let it fall to the differentiation noise.
+    """
+    p = previous.params
+    train = train.with_rigid(previous.rigid)
     x = dynamic_signals(p, train)
-    scored = (dynamic_signals(p, validate), validate.tau_c) if validate is not None else None
+    scored = None
+    if validate is not None:
+        validate = validate.with_rigid(previous.rigid)
+        scored = (dynamic_signals(p, validate), validate.tau_c)
     table = sweep(outer_library(pool), x, train.tau_c, validate=scored,
                   omega_starts=(p.stribeck_velocity / 3, p.stribeck_velocity,
                                 3 * p.stribeck_velocity),
-                  nu=settings.nu, aic_parts=aic_parts, keep_kinds=("coulomb", "zdot"))
+                  nu=settings.nu, aic_parts=aic_parts, keep_kinds=("coulomb", "zdot"),
+                  theta_bounds=train.theta_bounds)
     chosen = table.best
     n_v = len(pool.powers)
     keep = chosen.support.copy()

@@ -22,7 +22,7 @@ from sparsefric.errors import SparsefricError
 from sparsefric.feature_library import FeatureLibrary
 from sparsefric.lugre import FrictionParams
 from sparsefric.model import JointModel
-from sparsefric.optimizers.sr3 import GramCache, SR3Newton, SR3Result
+from sparsefric.optimizers.sr3 import GramCache, SR3Newton, SR3Result, data_theta_bounds
 from sparsefric.preprocessing import Prepared, choose_window
 from sparsefric.selection import SweepResult, sweep, thin
 from sparsefric.signals import Signals, concat_signals
@@ -115,6 +115,11 @@ class StaticFit:
         The training samples the static fits use.
     terms : StaticTerms
         The selected model refitted with λ = 0 on every sliding sample.
+    theta_bounds : (float, float)
+        Bounds on θ = ln Ω_s [ln(rad/s)] that the sliding samples resolve
+        (:func:`~sparsefric.optimizers.sr3.data_theta_bounds`). The LuGre steps keep them: with
+        every sample in their columns, the stops would let Ω_s fall to the differentiation
+        noise.
     """
 
     sweep: SweepResult
@@ -122,6 +127,7 @@ class StaticFit:
     window: float
     sliding: np.ndarray
     terms: StaticTerms
+    theta_bounds: tuple[float, float]
 
 
 def scoring_data(x_fit: Signals, tau_fit: np.ndarray, val: Prepared | None,
@@ -159,7 +165,7 @@ def fit_static(prep: Prepared, val: Prepared | None, library: FeatureLibrary, *,
     if val is not None:
         result.validation_source = "training + validation"
     terms = refit(library, result.best.support, x_fit, tau_fit, result.best.theta, nu)
-    return StaticFit(result, library, window, sliding, terms)
+    return StaticFit(result, library, window, sliding, terms, data_theta_bounds(x_fit.qd))
 
 
 def first_outer(fit: StaticFit, prep: Prepared, nu: float) -> StaticTerms:

@@ -1,0 +1,137 @@
+r"""Least squares with the physical shape of friction as linear inequality constraints.
+
+A fit on a few steady speeds can explain the data with a friction curve no joint has: Coulomb
+plus a *negative* viscous slope matches two speeds exactly, and a polynomial fitted to a Stribeck
+knee turns down beyond the fastest sample (``DESIGN.md`` §22). The constraints that rule this out
+are linear in the coefficients:
+
+* the viscous part τ_v(q̇) = Σ c_p q̇^p is non-decreasing on a grid of speeds v_k covering the
+  recorded range and half as much again: τ_v'(v_k) = Σ p c_p v_k^{p−1} ≥ 0. With τ_v(0) = 0 this
+  also makes it dissipative there (q̇ τ_v(q̇) ≥ 0);
+* sign constraints: σ1 ≥ 0, f_c ≥ 0, A_i ≥ 0.
+
+Every solve here is small (≤ 30 unknowns) but there are hundreds per identification, so the
+constrained problem is posed on the normal equations and solved by the Goldfarb–Idnani dual
+active-set method of ``quadprog`` (microseconds per solve; a modelling layer such as cvxpy
+spends milliseconds per problem on canonicalisation). The unconstrained solution is returned
+unchanged whenever it already satisfies the constraints, so physically shaped fits are exactly
+the ordinary least squares they were.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import quadprog
+from scipy.linalg import lstsq
+
+#: Speeds of the shape grid reach this multiple of the fastest recorded speed.
+SHAPE_REACH = 1.5
+#: Points of the shape grid on each side of zero.
+SHAPE_POINTS = 24
+#: Constraint violations below this fraction of a row's scale count as satisfied.
+SHAPE_TOL = 1e-9
+#: Ridge added to the unit-diagonal scaled Gram matrix so that the QP's matrix is positive
+#: definite where columns are collinear (far below the 1e-13 pseudo-inverse cut-off in effect).
+RIDGE = 1e-10
+
+
+def speed_grid(qd: np.ndarray, reach: float = SHAPE_REACH,
+               points: int = SHAPE_POINTS) -> np.ndarray:
+    """Signed speeds v_k [rad/s] from −reach·max|q̇| to +reach·max|q̇| (zero included).
+
+    The 99.9th percentile of |q̇| stands for the fastest speed, so that a differentiation spike
+    does not stretch the grid.
+    """
+    speed = np.abs(np.asarray(qd, dtype=float))
+    v_max = float(np.quantile(speed, 0.999)) if speed.size else 0.0
+    if not v_max > 0:
+        return np.zeros(1)
+    half = np.linspace(0.0, reach * v_max, points + 1)
+    return np.r_[-half[:0:-1], half]
+
+
+def slope_rows(powers: tuple[int, ...], speeds: np.ndarray) -> np.ndarray:
+    """Rows of τ_v'(v_k) = Σ_p p c_p v_k^{p−1} in the coefficients c_p, shape (k, len(powers)).
+
+    Rows that vanish (v = 0 for p ≥ 2 only) are dropped; each row is scaled to unit max-norm.
+    """
+    if not powers:
+        return np.zeros((0, 0))
+    v = np.asarray(speeds, dtype=float)[:, None]
+    p = np.asarray(powers, dtype=float)[None, :]
+    rows = p * np.where(p > 1, v ** np.maximum(p - 1, 0), 1.0)
+    norm = np.max(np.abs(rows), axis=1)
+    rows = rows[norm > 0] / norm[norm > 0, None]
+    return np.unique(rows, axis=0)
+
+
+def shape_constraints(n_columns: int, viscous: dict[int, int], speeds: np.ndarray,
+                      nonneg: tuple[int, ...] = ()) -> np.ndarray:
+    """Constraint matrix C (C ξ ≥ 0) over ``n_columns`` coefficients in physical units.
+
+    Parameters
+    ----------
+    n_columns : int
+        Number of coefficients.
+    viscous : dict of int to int
+        Position of each viscous column → its power p.
+    speeds : ndarray
+        The shape grid (:func:`speed_grid`) [rad/s].
+    nonneg : tuple of int
+        Positions of coefficients that must be ≥ 0.
+    """
+    blocks = []
+    if viscous:
+        at, powers = zip(*viscous.items(), strict=True)
+        slopes = slope_rows(tuple(powers), speeds)
+        rows = np.zeros((len(slopes), n_columns))
+        rows[:, list(at)] = slopes
+        blocks.append(rows)
+    if nonneg:
+        blocks.append(np.eye(n_columns)[list(nonneg)])
+    return np.vstack(blocks) if blocks else np.zeros((0, n_columns))
+
+
+def satisfied(C: np.ndarray, coef: np.ndarray) -> bool:
+    """Whether C ξ ≥ 0 holds to :data:`SHAPE_TOL` of each row's scale."""
+    if C.size == 0:
+        return True
+    scale = np.abs(C) @ np.abs(coef)
+    return bool(np.all(C @ coef >= -SHAPE_TOL * np.maximum(scale, 1e-300)))
+
+
+def qp_normal(G: np.ndarray, b: np.ndarray, C: np.ndarray) -> np.ndarray | None:
+    """argmin ½ξᵀGξ − bᵀξ subject to C ξ ≥ 0, for a unit-diagonal (scaled) Gram matrix G.
+
+    Returns None where the problem has no solution the solver accepts (inconsistent
+    constraints, or G not positive definite even with :data:`RIDGE`).
+    """
+    p = b.shape[0]
+    try:
+        return quadprog.solve_qp(G + RIDGE * np.eye(p), b, C.T.copy(), np.zeros(len(C)))[0]
+    except ValueError:
+        return None
+
+
+def constrained_lstsq(A: np.ndarray, y: np.ndarray, C: np.ndarray | None = None) -> np.ndarray:
+    """Least squares of y on the few columns of A subject to C ξ ≥ 0.
+
+    Solved on the normal equations with the columns scaled to unit norm (A has 2–12 columns and
+    10⁴–10⁶ rows; the Gram matrix costs a fraction of a QR of A). The pseudo-inverse cut-off
+    1e-13 drops a direction only where A's columns are collinear to ~3e-7. Rows of A that are
+    not finite would poison every coefficient, so they are left out.
+    """
+    finite = np.isfinite(y) & np.all(np.isfinite(A), axis=1)
+    if not finite.all():
+        A, y = A[finite], y[finite]
+    G = A.T @ A
+    if not np.all(np.isfinite(G)):  # products overflowed: solve on A itself (QR)
+        return lstsq(A, y, cond=1e-13)[0]
+    scale = np.sqrt(np.diag(G))
+    scale[~(scale > 0)] = 1.0
+    Gs, bs = G / np.outer(scale, scale), (A.T @ y) / scale
+    coef = lstsq(Gs, bs, cond=1e-13, check_finite=False)[0] / scale
+    if C is None or satisfied(C, coef):
+        return coef
+    sol = qp_normal(Gs, bs, C / scale)
+    return coef if sol is None else sol / scale

@@ -1,0 +1,219 @@
+r"""Checks of the identified model: admissible, identified, consistent with every record.
+
+A low torque error is no proof: a model can fit the training torque at the noise floor and still
+have a friction curve that drives the joint, a Stribeck term that only acts at rest, or a σ0 the
+data cannot see (``DESIGN.md`` §22). These checks look at the model itself and return
+:class:`~sparsefric.diagnostics.Finding`\ s that name the parameter concerned.
+
+* admissibility: I > 0, σ1 ≥ 0, g(q̇) > 0, and a static curve that opposes the motion,
+  q̇ τ_ss(q̇) > 0, over the recorded speeds (an error finding: such a model is not returned) and
+  up to :data:`EXTRAPOLATION_REACH` × the fastest one (a warning: do not extrapolate);
+* identifiability: a factor :data:`PROFILE_FACTOR` on σ0 (the others refitted) or σ1 changes the
+  prediction error by less than its noise, χ²₁(95 %) on the effective number of independent
+  residuals (:func:`effective_samples`); the bristle deflection g(0)/σ0 below a few position
+  noise steps;
+* consistency: the static curve against the constant-velocity estimates (CVE) of every record,
+  and the break-away against the slowest speed the data reach.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from sparsefric.diagnostics import Finding
+from sparsefric.lugre import FrictionParams, static_curve, stribeck_g
+from sparsefric.model import JointModel, units
+from sparsefric.steps.iterations import (
+    FrictionData,
+    IterationResult,
+    polish_sigma0,
+    predicted_friction,
+    run_error,
+)
+from sparsefric.validation import cve_pairs, cve_points
+
+#: The static curve is checked up to this multiple of the fastest recorded speed.
+EXTRAPOLATION_REACH = 2.0
+#: Factor on σ0 and σ1 whose effect on the prediction error the identifiability check tests.
+PROFILE_FACTOR = 2.0
+#: χ²₁ at 95 %: a parameter change that raises the residual sum of squares by less than this
+#: many residual variances (of independent samples) is within the noise.
+CHI2_95 = 3.84
+#: Bristle deflections g(0)/σ0 below this many position-noise steps (step = σ̂√12) leave σ0 and
+#: σ1 unidentified: the pre-sliding displacement drowns in the encoder's rounding.
+MIN_DEFLECTION_STEPS = 3.0
+#: A CVE point misses the static curve when it is off by more than this fraction and by more
+#: than three standard errors of its position bins.
+CVE_TOLERANCE = 0.05
+#: The break-away rests on data when the slowest steady speed is at most this multiple of Ω_s.
+STRIBECK_REACH = 2.0
+
+
+def admissibility(model: JointModel, speed_max: float) -> list[Finding]:
+    """Physical admissibility of ``model`` over the recorded speeds [rad/s] and beyond.
+
+    Error findings (code ``inadmissible``) for what no joint does within the recorded range;
+    a warning (``extrapolation``) where the static curve turns the wrong way beyond it.
+    """
+    u = units(model.axis)
+    bad = []
+    if not model.inertia > 0:
+        bad.append(f"inertia {model.inertia:.4g} {u['inertia']} ≤ 0")
+    if model.kind == "lugre" and not model.sigma1 >= 0:
+        bad.append(f"σ1 = {model.sigma1:.4g} {u['damp']} < 0")
+    v = np.linspace(speed_max / 200, speed_max, 200)
+    v = np.r_[-v[::-1], v]
+    wrong = _wrong_way(model.friction, v)
+    if wrong is not None:
+        bad.append(f"the friction curve drives the joint at {wrong:.4g} {u['qd']}")
+    findings = [Finding("error", "inadmissible", "the identified model is physically "
+                        "inadmissible: " + "; ".join(bad))] if bad else []
+    reach = np.linspace(speed_max, EXTRAPOLATION_REACH * speed_max, 100)
+    beyond = _wrong_way(model.friction, np.r_[-reach[::-1], reach])
+    if not bad and beyond is not None:
+        findings.append(Finding(
+            "warning", "extrapolation",
+            f"the friction curve turns against the motion at {beyond:.4g} {u['qd']}, beyond the "
+            f"fastest recorded speed {speed_max:.4g} {u['qd']}: do not extrapolate the model "
+            "past the velocity range of its data"))
+    return findings
+
+
+def _wrong_way(params: FrictionParams, v: np.ndarray) -> float | None:
+    """The first speed [rad/s] of ``v`` where g ≤ 0 or q̇ τ_ss(q̇) ≤ 0, else None."""
+    wrong = (stribeck_g(v, params) <= 0) | (v * static_curve(v, params) <= 0)
+    return float(v[np.argmax(wrong)]) if wrong.any() else None
+
+
+def effective_samples(residual: np.ndarray) -> float:
+    """Effective number of independent residuals n (1 − ρ)/(1 + ρ), ρ the lag-1 autocorrelation
+    (an AR(1) approximation: torque residuals of a fit are strongly correlated in time)."""
+    r = np.asarray(residual, dtype=float) - np.mean(residual)
+    denom = float(r @ r)
+    if not denom > 0:
+        return float(len(r))
+    rho = float(np.clip(r[1:] @ r[:-1] / denom, 0.0, 0.999))
+    return max(2.0, len(r) * (1 - rho) / (1 + rho))
+
+
+def identifiability(run: IterationResult, data: FrictionData) -> list[Finding]:
+    """σ0 and σ1 that a factor :data:`PROFILE_FACTOR` either way does not distinguish.
+
+    σ0 is profiled (σ1, τ_v and the rigid body refitted for each trial, as the polish does); σ1
+    is changed with the rest fixed. The threshold is :data:`CHI2_95` residual variances of the
+    :func:`effective_samples` (code ``not_identified``).
+    """
+    d = data.with_rigid(run.rigid)
+    base = run_error(run, d)
+    residual = d.tau_c - predicted_friction(run.params, d)
+    variance = base**2 / effective_samples(residual)
+    worst = {}
+    for name in ("sigma0", "sigma1"):
+        rise = min(_rise(run, d, name, f) for f in (PROFILE_FACTOR, 1 / PROFILE_FACTOR))
+        worst[name] = (rise - base**2) / variance if variance > 0 else np.inf
+    weak = [n for n, chi2 in worst.items() if chi2 < CHI2_95]
+    if not weak:
+        return []
+    names = " and ".join({"sigma0": "σ0 (bristle stiffness)",
+                          "sigma1": "σ1 (bristle damping)"}[n] for n in weak)
+    return [Finding("warning", "not_identified",
+                    f"{names} not identified by these data: a factor {PROFILE_FACTOR:g} either "
+                    "way changes the LuGre prediction error by less than its noise, so the "
+                    "pre-sliding value is a guess")]
+
+
+def _rise(run: IterationResult, data: FrictionData, name: str, factor: float) -> float:
+    """Residual sum of squares [N·m²] with ``name`` scaled by ``factor``."""
+    p = run.params
+    if name == "sigma0":
+        trial = replace(p, sigma0=p.sigma0 * factor)
+        _, err, _ = polish_sigma0(trial, data, span=1.0 + 1e-9, max_moves=1)
+        return err**2
+    if p.sigma1 > 0:
+        trial = replace(p, sigma1=p.sigma1 * factor)
+    else:  # on its bound: try the damping of a critically damped bristle scaled down
+        trial = replace(p, sigma1=factor * 0.1 * np.sqrt(p.sigma0))
+    return run_error(replace(run, params=trial), data) ** 2
+
+
+def resolution(model: JointModel, position_noise: float) -> list[Finding]:
+    """σ0 whose pre-sliding deflection g(0)/σ0 is a few position-noise steps or less."""
+    if model.kind != "lugre" or not (position_noise > 0 and model.sigma0 > 0):
+        return []
+    step = position_noise * np.sqrt(12.0)
+    steps = model.g0 / model.sigma0 / step
+    if steps >= MIN_DEFLECTION_STEPS:
+        return []
+    u = units(model.axis)
+    return [Finding("warning", "presliding_below_resolution",
+                    f"the pre-sliding deflection g(0)/σ0 = {model.g0 / model.sigma0:.3g} {u['q']} "
+                    f"is only {steps:.2g} position-noise steps ({step:.2g} {u['q']}): σ0 and σ1 "
+                    "(bristle) are not identified by these data")]
+
+
+def consistency(model: JointModel, cve: pd.DataFrame) -> list[Finding]:
+    """CVE points that the static curve misses beyond their scatter (code ``cve_miss``).
+
+    ``cve``: rows of :func:`sparsefric.validation.cve_points` (trajectory, velocity [rad/s],
+    friction [N·m], friction_std, n_bins), of every record given.
+    """
+    if cve is None or not len(cve):
+        return []
+    v = cve["velocity"].to_numpy(float)
+    measured = cve["friction"].to_numpy(float)
+    curve = static_curve(v, model.friction)
+    sem = cve["friction_std"].to_numpy(float) / np.sqrt(np.maximum(cve["n_bins"], 1))
+    off = curve - measured
+    miss = ((np.abs(off) > CVE_TOLERANCE * np.abs(measured)) & (np.abs(off) > 3 * sem)
+            & (np.abs(measured) > 0))
+    if not miss.any():
+        return []
+    u = units(model.axis)
+    i = int(np.argmax(np.where(miss, np.abs(off / measured), -1)))
+    return [Finding("warning", "cve_miss",
+                    f"the friction curve misses the constant-velocity friction of "
+                    f"{int(miss.sum())} of {len(v)} speed levels, worst "
+                    f"{cve['trajectory'].iloc[i]!s} at {v[i]:.3g} {u['qd']} "
+                    f"({curve[i]:.4g} vs {measured[i]:.4g} {u['tau']}, "
+                    f"{100 * off[i] / measured[i]:+.0f} %): "
+                    "the model does not describe that speed")]
+
+
+def reach(model: JointModel, slowest: float) -> list[Finding]:
+    """A break-away torque that rests on no data: the slowest steady speed [rad/s] is above
+    :data:`STRIBECK_REACH` Ω_s, or no Stribeck term was identified (code ``extrapolated``)."""
+    u = units(model.axis)
+    if not np.isfinite(slowest):
+        return []
+    if model.stribeck and slowest <= STRIBECK_REACH * model.stribeck_velocity:
+        return []
+    why = (f"the slowest steady sliding speed {slowest:.3g} {u['qd']} is above "
+           f"{STRIBECK_REACH:g} Ω_s = {STRIBECK_REACH * model.stribeck_velocity:.3g} {u['qd']}"
+           if model.stribeck else
+           f"no Stribeck term was identified and no record slides steadily below "
+           f"{slowest:.3g} {u['qd']}, so a Stribeck rise at lower speeds could not be seen")
+    return [Finding("warning", "extrapolated",
+                    f"the break-away torque {model.breakaway_torque():.4g} {u['tau']} is "
+                    f"extrapolated: {why}")]
+
+
+def slowest_steady_speed(cve: pd.DataFrame) -> float:
+    """The slowest CVE speed level [rad/s] (inf without any)."""
+    return float(cve["velocity"].min()) if cve is not None and len(cve) else np.inf
+
+
+def cve_of(prepared: Sequence) -> pd.DataFrame:
+    """CVE points of every record of the :class:`~sparsefric.preprocessing.Prepared` sets."""
+    frames = []
+    for prep in prepared:
+        x = prep.signals
+        for (a, b), name in zip(prep.bounds, prep.names, strict=True):
+            pts = cve_points(cve_pairs(x.q[a:b], x.qd[a:b], x.qdd[a:b], prep.tau[a:b]), name)
+            if len(pts):
+                frames.append(pts)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["trajectory", "velocity", "friction", "friction_std", "n_bins"])

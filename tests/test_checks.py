@@ -1,0 +1,87 @@
+"""Checks of the identified model (steps/checks.py) and the plausibility of LuGre runs."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sparsefric.simulate import EXAMPLE_TRUTH
+from sparsefric.steps import checks
+from sparsefric.steps.iterations import FrictionData, violations
+
+TRUTH = EXAMPLE_TRUTH
+
+
+def codes(findings):
+    return [f.code for f in findings]
+
+
+def test_the_true_model_is_admissible_over_its_speeds():
+    assert checks.admissibility(TRUTH, 2.2) == []
+
+
+@pytest.mark.parametrize("change, named", [
+    ({"sigma1": -18.0}, "σ1"),
+    ({"inertia": -0.2}, "inertia"),
+    ({"viscous": ((1, -12.0),)}, "drives the joint"),
+])
+def test_inadmissible_models_are_errors_that_name_the_parameter(change, named):
+    found = checks.admissibility(TRUTH.with_(**change), 2.2)
+    assert codes(found) == ["inadmissible"]
+    assert found[0].level == "error" and named in found[0].message
+
+
+def test_a_curve_that_turns_down_beyond_the_data_is_an_extrapolation_warning():
+    # 18 + 9 q̇ − 4 q̇³ (+ Stribeck) stays positive up to 2.1 rad/s
+    model = TRUTH.with_(viscous=((1, 9.0), (3, -4.0)))
+    assert checks.admissibility(model, 1.0) == []
+    found = checks.admissibility(model, 1.2)
+    assert codes(found) == ["extrapolation"]
+    assert "extrapolate" in found[0].message
+
+
+def test_breakaway_is_extrapolated_when_no_record_reaches_the_stribeck_region():
+    assert checks.reach(TRUTH, slowest=0.03) == []
+    found = checks.reach(TRUTH, slowest=0.3)  # > 2 Ω_s = 0.16
+    assert codes(found) == ["extrapolated"] and "break-away" in found[0].message
+    no_stribeck = TRUTH.with_(stribeck=())
+    assert codes(checks.reach(no_stribeck, slowest=0.5)) == ["extrapolated"]
+
+
+def test_cve_points_the_curve_misses_are_named():
+    v = np.array([0.03, 0.127, 1.75])
+    measured = TRUTH.static_friction(v)
+    cve = pd.DataFrame({"trajectory": ["a", "b", "c"], "velocity": v, "friction": measured,
+                        "friction_std": 0.1, "n_bins": 20})
+    assert checks.consistency(TRUTH, cve) == []
+    off = cve.assign(friction=measured * np.array([1.16, 1.0, 1.0]))
+    found = checks.consistency(TRUTH, off)
+    assert codes(found) == ["cve_miss"] and "0.03" in found[0].message
+
+
+def test_deflection_below_the_encoder_resolution_leaves_sigma0_unidentified():
+    # z_ss = 25/15000 = 1.7 mrad
+    assert checks.resolution(TRUTH, position_noise=5e-6) == []
+    found = checks.resolution(TRUTH, position_noise=1e-3)
+    assert codes(found) == ["presliding_below_resolution"] and "σ0" in found[0].message
+
+
+def test_effective_samples_of_correlated_residuals():
+    rng = np.random.default_rng(0)
+    white = rng.normal(size=20000)
+    assert checks.effective_samples(white) == pytest.approx(20000, rel=0.05)
+    ar = np.zeros(20000)
+    for k in range(1, len(ar)):
+        ar[k] = 0.9 * ar[k - 1] + white[k]
+    assert checks.effective_samples(ar) == pytest.approx(20000 * 0.1 / 1.9, rel=0.15)
+
+
+def test_runs_with_a_stribeck_term_at_rest_or_an_impossible_breakaway_are_implausible():
+    p = TRUTH.friction
+    qd = np.linspace(-1, 1, 100)
+    data = FrictionData(None, qd, [(0, 100)], [1e-3], theta_bounds=(np.log(0.01), np.log(10)),
+                        g0_limit=60.0)
+    assert violations(p, data, 1.0) == ()
+    at_rest = violations(p.__class__(**{**p.__dict__, "stribeck_velocity": 0.01}), data, 1.0)
+    assert any("lower bound" in v for v in at_rest)
+    huge = violations(p.__class__(**{**p.__dict__, "amplitudes": np.array([1e4])}), data, 1.0)
+    assert any("g(0)" in v for v in huge)

@@ -1,0 +1,69 @@
+"""Least squares under the friction's shape constraints (optimizers/constrained.py, sr3.py)."""
+
+import numpy as np
+import pytest
+
+from sparsefric.feature_library import SignalLibrary, StribeckLibrary, ViscousLibrary
+from sparsefric.optimizers.constrained import (
+    constrained_lstsq,
+    shape_constraints,
+    slope_rows,
+    speed_grid,
+)
+from sparsefric.optimizers.sr3 import GramCache, lsq_on_support
+from sparsefric.signals import Signals
+
+
+def test_speed_grid_is_symmetric_and_reaches_past_the_data():
+    qd = np.r_[np.linspace(-2.0, 2.0, 1001)]
+    v = speed_grid(qd)
+    assert v.min() == pytest.approx(-v.max())
+    assert 0.0 in v
+    assert v.max() == pytest.approx(1.5 * np.quantile(np.abs(qd), 0.999))
+
+
+def test_slope_rows_are_the_derivative_of_the_power_series():
+    v = np.array([-1.0, 0.0, 0.5, 2.0])
+    rows = slope_rows((1, 3), v)
+    c = np.array([2.0, -0.3])
+    # each row is a positive multiple of τ_v'(v) = c1 + 3 c3 v² at one of the speeds
+    slopes = c[0] + 3 * c[1] * np.unique(np.abs(v)) ** 2
+    assert sorted(np.sign(rows @ c)) == sorted(np.sign(slopes))
+
+
+def test_unconstrained_solution_is_kept_when_it_satisfies_the_shape():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(500, 3))
+    y = A @ np.array([1.0, 2.0, 3.0]) + 0.01 * rng.normal(size=500)
+    C = np.eye(3)  # all ≥ 0: satisfied by the fit
+    np.testing.assert_array_equal(constrained_lstsq(A, y, C), constrained_lstsq(A, y))
+
+
+def test_two_speeds_cannot_be_fitted_with_a_negative_viscous_slope():
+    """Coulomb + c1 q̇ through two steady speeds whose friction falls with speed (a Stribeck knee
+    the library cannot see): without the shape constraint c1 < 0, with it c1 = 0."""
+    qd = np.repeat([0.2, 1.0, -0.2, -1.0], 200)
+    tau = np.sign(qd) * np.where(np.abs(qd) < 0.5, 12.0, 10.0)
+    A = np.column_stack([np.sign(qd), qd])
+    free = constrained_lstsq(A, tau)
+    C = shape_constraints(2, {1: 1}, speed_grid(qd))
+    shaped = constrained_lstsq(A, tau, C)
+    assert free[1] < -1.0
+    assert shaped[1] == pytest.approx(0.0, abs=1e-9)
+    assert shaped[0] == pytest.approx(11.0, rel=1e-6)
+
+
+def test_gram_refit_keeps_the_viscous_part_non_decreasing_and_sigma1_non_negative():
+    rng = np.random.default_rng(1)
+    qd = np.concatenate([np.full(300, v) for v in (0.1, 0.4, 1.0, -0.1, -0.4, -1.0)])
+    zd = 0.01 * rng.normal(size=qd.size)
+    x = Signals(np.zeros_like(qd), qd, np.zeros_like(qd), multiplier=np.sign(qd),
+                extra={"zdot": zd})
+    # friction that falls then rises, and a ż coefficient that would come out negative
+    tau = np.sign(qd) * (10 - 4 * np.abs(qd) + 3 * np.abs(qd) ** 3) - 50 * zd
+    library = ViscousLibrary((1, 3)) + StribeckLibrary((), 0.0) + SignalLibrary(["zdot"])
+    cache = GramCache(library, x, tau)
+    coef = lsq_on_support(cache, np.ones(4, bool), 0.0)
+    v = np.linspace(-1.5, 1.5, 301)
+    assert np.all(np.diff(coef[0] * v + coef[1] * v**3) >= -1e-9)
+    assert coef[3] >= 0.0
