@@ -135,3 +135,36 @@ def constrained_lstsq(A: np.ndarray, y: np.ndarray, C: np.ndarray | None = None)
         return coef
     sol = qp_normal(Gs, bs, C / scale)
     return coef if sol is None else sol / scale
+
+
+def sign_shape_lstsq(G: np.ndarray, b: np.ndarray, nonneg: np.ndarray,
+                     C: np.ndarray) -> np.ndarray:
+    """argmin ξᵀGξ − 2bᵀξ with ξ ≥ 0 on ``nonneg`` and C ξ ≥ 0, from the normal equations.
+
+    First the plain solution with every negative sign-constrained coefficient eliminated and the
+    rest refitted (what the ℓ0 + sign prox of SR3 does); if that violates C ξ ≥ 0, the QP with
+    both the shape and the sign constraints. G is scaled to unit diagonal inside, so any column
+    scaling of the caller gives the same coefficients (in the caller's scaling).
+    """
+    scale = np.sqrt(np.abs(np.diag(G)))
+    scale[~(scale > 0)] = 1.0
+    Gs, bs = G / np.outer(scale, scale), b / scale
+    active = np.ones(len(b), dtype=bool)
+    x = np.zeros(len(b))
+    while active.any():
+        x[:] = 0.0
+        x[active] = lstsq(Gs[np.ix_(active, active)], bs[active], cond=1e-12,
+                          check_finite=False)[0]
+        negative = active & nonneg & (x < 0)
+        if not negative.any():
+            break
+        active &= ~negative
+    coef = x / scale
+    if satisfied(C, coef):
+        return coef
+    rows = np.vstack([C, np.eye(len(b))[nonneg]]) / scale
+    sol = qp_normal(Gs, bs, rows)
+    if sol is None:
+        return coef
+    sol[nonneg] = np.maximum(sol[nonneg], 0.0)  # the dual method's rounding: −1e-15 is 0
+    return sol / scale

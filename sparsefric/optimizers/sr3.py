@@ -38,7 +38,7 @@ from scipy.linalg import lstsq
 from scipy.optimize import minimize_scalar
 
 from sparsefric.feature_library import FeatureLibrary
-from sparsefric.optimizers.constrained import qp_normal, satisfied, shape_constraints, speed_grid
+from sparsefric.optimizers.constrained import shape_constraints, sign_shape_lstsq, speed_grid
 from sparsefric.signals import Signals
 
 #: Kinds of coefficients constrained to be ≥ 0: f_c, the Stribeck amplitudes A_i (f_s ≥ f_c ≥ 0,
@@ -393,12 +393,18 @@ class SR3Newton:
         """
         nl = support & cache.nonlinear
         if nl.any():
-            def profile(th: float) -> float:
+            def profile(th: float, shaped: bool = True) -> float:
                 G, b = cache.normal_equations(support, th)
-                coef = lstsq(G, b, cond=1e-13, check_finite=False)[0]
+                coef = sign_shape_lstsq(G, b, cache.nonneg[support], cache.shape[:, support]) \
+                    if shaped else lstsq(G, b, cond=1e-13, check_finite=False)[0]
                 return float(coef @ G @ coef - 2 * b @ coef)
 
             bounds = self._bounds(cache)
+            if profile(theta) > profile(theta, shaped=False) * (1 - 1e-9) + 1e-12 * cache.tau_sq:
+                # the constraints bind: SR3–Newton's θ followed the unconstrained fit, so look
+                # for the constrained optimum over the whole range first
+                grid = np.linspace(*bounds, 12)
+                theta = float(grid[np.argmin([profile(th) for th in grid])])
             lo, hi = max(theta - 1.0, bounds[0]), min(theta + 1.0, bounds[1])
             best = minimize_scalar(profile, bounds=(lo, hi), method="bounded",
                                    options={"xatol": 1e-4})
@@ -440,33 +446,12 @@ def lsq_on_support(cache: GramCache, support: np.ndarray, theta: float) -> np.nd
     the rest refitted, as the ℓ0 + sign prox of the SR3 iterations would. If the viscous part
     then falls with speed somewhere on the shape grid (``cache.shape``), the coefficients are
     the least squares subject to both the shape and the sign constraints
-    (:mod:`sparsefric.optimizers.constrained`).
+    (:func:`~sparsefric.optimizers.constrained.sign_shape_lstsq`).
     """
     G, b, scale = cache.at(theta)
-    active = support.copy()
+    s = np.asarray(support, dtype=bool)
     coef = np.zeros(b.shape[0])
-    while active.any():
-        coef[:] = 0.0
-        sol = lstsq(G[np.ix_(active, active)], b[active], cond=1e-12)[0]
-        coef[active] = sol / scale[active]
-        negative = active & cache.nonneg & (coef < 0)
-        if not negative.any():
-            break
-        active &= ~negative
-    if satisfied(cache.shape, coef):
-        return coef
-    return _shaped(cache, support, G, b, scale, coef)
-
-
-def _shaped(cache: GramCache, support: np.ndarray, G: np.ndarray, b: np.ndarray,
-            scale: np.ndarray, fallback: np.ndarray) -> np.ndarray:
-    """Least squares on ``support`` subject to the shape and sign constraints of ``cache``."""
-    C = cache.shape[:, support]
-    signs = np.flatnonzero(cache.nonneg[support])
-    C = np.vstack([C, np.eye(int(support.sum()))[signs]]) / scale[support]
-    sol = qp_normal(G[np.ix_(support, support)], b[support], C)
-    if sol is None:
-        return fallback
-    coef = np.zeros(b.shape[0])
-    coef[support] = sol / scale[support]
+    if s.any():
+        coef[s] = sign_shape_lstsq(G[np.ix_(s, s)], b[s], cache.nonneg[s],
+                                   cache.shape[:, s] / scale[s]) / scale[s]
     return coef
