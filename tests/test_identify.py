@@ -153,7 +153,7 @@ def test_collinear_columns_are_reported():
     from sparsefric.data import Trajectory
 
     t = np.arange(6000) * 1e-3
-    q = 0.01 * np.sin(2 * np.pi * 0.5 * t)  # the joint barely moves: cos q ≈ 1
+    q = 0.01 * np.sin(2 * np.pi * 5 * t)  # the joint barely moves: cos q ≈ 1
     qd = np.gradient(q, t)
     tau = 0.2 * np.gradient(qd, t) + 5 * np.cos(q) + 3 * np.sign(qd) + 2 * qd
     tau += 0.05 * np.random.default_rng(0).normal(size=t.size)
