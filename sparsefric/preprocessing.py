@@ -129,7 +129,7 @@ def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
         bounds.append((start, start + len(piece)))
         start += len(piece)
         params.append({"trajectory": piece.name, "method": d.method, **d.params})
-        notes += [f"{piece.name}: {n}" for n in d.params.get("notes", ())]
+        notes += [f"{piece.name}: {n}" for n in d.notes]
     q, qd, qdd, tau, raw, dist, span = (np.concatenate(c) for c in zip(*parts, strict=True))
     return Prepared(Signals(q, qd, qdd), tau, raw, bounds, [p.dt for p in pieces], dist, span,
                     [p.name for p in pieces], params, presliding_distance, tuple(pieces),
