@@ -14,6 +14,9 @@ derivative across such a jump is a one-sample velocity spike of Δq/h and an acc
 The pieces become separate records (their own bounds, z restarted); pieces shorter than
 :data:`MIN_PIECE` samples are left out. Every cut and every piece left out is described in a
 note for the user.
+
+:func:`validation_blocks` picks contiguous blocks of one record to hold out for validation when
+no validation records are given, cut where the joint rests.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from sparsefric.differentiation.trend_filter import measurement_noise_std
 from sparsefric.errors import DataError
 
 __all__ = ["JUMP_FACTOR", "MIN_PIECE", "TIME_GAP_FACTOR", "cut_steps", "piece_bounds",
-           "position_jumps", "split_record", "split_records", "time_breaks"]
+           "position_jumps", "rest_mask", "split_record", "split_records", "time_breaks",
+           "validation_blocks"]
 
 #: A step is a jump when its departure from the steps around it exceeds this many times both
 #: the largest of those steps and the position noise σ̂.
@@ -206,3 +210,95 @@ def split_records(trajectories: Sequence[Trajectory], min_samples: int = MIN_PIE
         raise DataError(f"no part of {', '.join(t.name for t in trajectories)[:200]} is "
                         f"{min_samples} samples long between its jumps: nothing to identify")
     return pieces, notes
+
+
+#: Samples of the window over which the position must stay within :data:`REST_BAND` σ̂ for
+#: a sample to count as a rest.
+REST_WINDOW = 9
+#: Position band [in σ̂] of a rest (a resting encoder dithers over ± two counts at most).
+REST_BAND = 8.0
+
+
+def rest_mask(q: np.ndarray, noise: float, window: int = REST_WINDOW) -> np.ndarray:
+    r"""Samples where the joint rests: the position range over the ``window`` samples centred on
+    them stays within :data:`REST_BAND`·σ̂.
+
+    .. math:: \max_{|j−i| ≤ w/2} q_j − \min_{|j−i| ≤ w/2} q_j ≤ \text{REST\_BAND}\cdot\hat\sigma
+
+    Parameters
+    ----------
+    q : ndarray, shape (n,)
+        Position [rad or m].
+    noise : float
+        σ̂ [rad or m].
+    window : int
+        Samples per window (odd).
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+    """
+    q = np.asarray(q, dtype=float)
+    half = window // 2
+    padded = np.pad(q, half, mode="edge")
+    view = np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1)
+    return (view.max(axis=1) - view.min(axis=1)) <= REST_BAND * max(noise, 0.0)
+
+
+def _snap(target: int, rest: np.ndarray, lo: int, hi: int) -> int:
+    """The rest sample in [lo, hi) nearest to ``target``, else ``target``."""
+    candidates = np.flatnonzero(rest[lo:hi]) + lo
+    if candidates.size == 0:
+        return target
+    return int(candidates[np.argmin(np.abs(candidates - target))])
+
+
+def validation_blocks(q: np.ndarray, noise: float, fraction: float = 0.2, blocks: int = 4,
+                      min_samples: int = MIN_PIECE) -> list[tuple[int, int]]:
+    """Contiguous blocks of one record to hold out for validation, cut where the joint rests.
+
+    The record of n samples is divided into ``blocks`` equal spans; in each, a block of
+    s = ``fraction``·n/``blocks`` samples is centred, and each of its ends is moved to the
+    nearest rest (:func:`rest_mask`) within s/4 … s of the centre, so that neither the held-out
+    block nor the training parts around it start in the middle of a move where a rest is near
+    (the bristle state restarts at each cut); a block is thus s/2 … 2s long. Evenly spread
+    blocks see every part of a file that changes speed as it goes.
+
+    Parameters
+    ----------
+    q : ndarray, shape (n,)
+        Position [rad or m] of one record (no jumps: :func:`split_record` first).
+    noise : float
+        Position noise σ̂ [rad or m].
+    fraction : float
+        Share of the samples to hold out, in (0, 0.5].
+    blocks : int
+        Number of blocks.
+    min_samples : int
+        Blocks, and training parts between them, shorter than this are not made.
+
+    Returns
+    -------
+    list of (start, stop)
+        Sample ranges of the validation blocks, in order (empty if the record is too short for
+        blocks of ``min_samples`` with training parts as long around them).
+    """
+    n = len(q)
+    if not 0.0 < fraction <= 0.5 or blocks < 1:
+        raise ValueError(f"fraction must be in (0, 0.5] and blocks ≥ 1, got {fraction}, {blocks}")
+    span = n // blocks
+    size = int(fraction * span)
+    if size < min_samples or span - size < min_samples:
+        return []
+    rest = rest_mask(q, noise)
+    out, previous = [], 0
+    for b in range(blocks):
+        lo, hi = b * span, (b + 1) * span
+        centre = lo + span // 2
+        start = _snap(centre - size // 2, rest, max(lo, centre - size), centre - size // 4)
+        stop = _snap(centre + size // 2, rest, centre + size // 4, min(hi, centre + size))
+        if stop - start >= min_samples and start - previous >= min_samples and \
+                n - stop >= min_samples:
+            out.append((start, stop))
+            previous = stop
+    return out

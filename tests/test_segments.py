@@ -148,3 +148,32 @@ def test_non_finite_or_huge_derivatives_are_refused_with_the_record_named():
     bad = Trajectory(t, q, q, qd=np.cos(t), qdd=qdd, name="corrupt")
     with pytest.raises(DataError, match="corrupt: the acceleration .* at sample 50"):
         prepare([bad], method="given")
+
+
+def test_validation_blocks_are_spread_over_the_record_and_cut_at_rests():
+    """Moves of 150 samples between rests of 50 (noise 1e-6): four blocks, one per quarter,
+    about 20 % of the samples (each block half to twice its nominal size), every boundary at a
+    rest."""
+    from sparsefric.segments import validation_blocks
+
+    n = 8000
+    phase = np.arange(n) % 200
+    step = np.where(phase < 150, 0.01 * np.sin(np.pi * phase / 150) ** 2, 0.0)
+    q = np.cumsum(step) + np.random.default_rng(6).normal(0.0, 1e-6, n)
+    resting = phase >= 150
+    blocks = validation_blocks(q, 1e-6, fraction=0.2, blocks=4)
+    assert len(blocks) == 4
+    assert [a * 4 // n for a, _ in blocks] == [0, 1, 2, 3]
+    held = sum(b - a for a, b in blocks)
+    assert 0.1 * n <= held <= 0.4 * n
+    assert all(resting[a] and resting[b - 1] for a, b in blocks)
+
+
+def test_validation_blocks_of_a_record_without_rests_keep_their_nominal_place():
+    from sparsefric.segments import validation_blocks
+
+    q = np.sin(np.arange(4000) * 1e-2)  # always moving
+    assert validation_blocks(q, 1e-6, fraction=0.2, blocks=2) == [(800, 1200), (2800, 3200)]
+    assert validation_blocks(q[:300], 1e-6) == []  # too short for 4 blocks of 50 samples
+    with pytest.raises(ValueError, match="fraction"):
+        validation_blocks(q, 1e-6, fraction=0.8)
