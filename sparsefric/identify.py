@@ -168,7 +168,7 @@ class SparseFric(RegressorMixin, BaseEstimator):
     pool_validation : bool
         Fit validation records that slide far slower than every training record together with
         the training data (AICc then scores in-sample). Off by default: on data/example it gives
-        δ = 4 for 1.5 (``DESIGN.md`` §22); the model's curve is checked against those records'
+        δ = 4 for 1.5 (``DESIGN.md`` §24); the model's curve is checked against those records'
         constant-velocity friction either way.
     progress : bool
         Show a progress bar of the steps on stderr.
@@ -381,6 +381,8 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
                                   static.window, s.preprocessor, pd.DataFrame(prep.params))
     result.findings = [Finding("warning", "loading", note)
                        for tr in [*train, *(validate or [])] for note in tr.notes] + findings
+    result.findings += [Finding("warning", "loading", note)  # records cut, κ at a grid end
+                        for part in (prep, val) if part is not None for note in part.notes]
     result.findings += _fit_findings(result, static, prep, s)
     fitted = None
     if s.static_only or forces_static(findings):
@@ -399,7 +401,7 @@ POOL_SPEED_RATIO = 0.5
 
 def _slower_validation(prep: Prepared, val: Prepared) -> Finding | None:
     """A finding when the validation records slide steadily at speeds well below every
-    training record (their information is then fitted, not only scored: ``DESIGN.md`` §22)."""
+    training record (their information is then fitted, not only scored: ``DESIGN.md`` §24)."""
     train_slow = checks.slowest_steady_speed(checks.cve_of([prep]))
     val_slow = checks.slowest_steady_speed(checks.cve_of([val]))
     if not val_slow < POOL_SPEED_RATIO * train_slow:

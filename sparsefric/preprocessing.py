@@ -1,10 +1,12 @@
 """Step 0: trajectories → denoised, stacked signals for the regressions (ALGORITHM.md §4).
 
-Each trajectory is differentiated on its own (:func:`sparsefric.differentiation.differentiate`)
-and the results are stacked into one :class:`Prepared` set with the slice of every trajectory,
-its sample period and, per sample, the travelled distance to the nearest stop (see
-:mod:`sparsefric.regimes`). :class:`Preprocessor` holds the settings, so that data scored after a
-fit are prepared exactly as the training data were.
+Each trajectory is first cut where its time or position jumps (:mod:`sparsefric.segments`: the
+pieces are separate records, never differentiated across a jump), then every piece is
+differentiated on its own (:func:`sparsefric.differentiation.differentiate`) and the results are
+stacked into one :class:`Prepared` set with the slice of every piece, its sample period and, per
+sample, the travelled distance to the nearest stop (see :mod:`sparsefric.regimes`).
+:class:`Preprocessor` holds the settings, so that data scored after a fit are prepared exactly as
+the training data were.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sparsefric.data import Trajectory
-from sparsefric.differentiation import differentiate
-from sparsefric.errors import OptionError
+from sparsefric.data import MAX_ABS_VALUE, Trajectory
+from sparsefric.differentiation import Derivatives, differentiate
+from sparsefric.errors import DataError, OptionError
 from sparsefric.model import JointModel
 from sparsefric.options import mention
 from sparsefric.regimes import default_stop_speed, distance_from_stops
+from sparsefric.segments import split_records
 from sparsefric.signals import Signals
 from sparsefric.validation import relative_error
 
@@ -37,19 +40,26 @@ class Prepared:
     tau_raw : ndarray
         Measured torque [N·m].
     bounds : list of (start, stop)
-        Slice of each trajectory in the stacked arrays (z is integrated per trajectory).
+        Slice of each record in the stacked arrays (z is integrated per record). A record is
+        a trajectory, or a piece of one cut at a jump (see ``pieces``).
     dt : list of float
-        Sample period [s] of each trajectory.
+        Sample period [s] of each record.
     stop_distance : ndarray
         Travelled distance [rad] of each sample to the nearest stop or reversal.
     span : ndarray
-        Position span [rad] of each sample's trajectory (1st–99th percentile).
+        Position span [rad] of each sample's record (1st–99th percentile).
     names : list of str
-        Trajectory names.
+        Record names (a piece of trajectory ``name`` is ``name[start:stop]``, its samples).
     params : list of dict
-        Differentiation settings per trajectory (method, regularisation and how it was chosen).
+        Differentiation settings per record (method, regularisation and how it was chosen).
     presliding_distance : float, optional
         The user's fixed distance [rad] from stops below which samples count as pre-sliding.
+    pieces : tuple of Trajectory
+        The records, one per slice of ``bounds``: the given trajectories themselves, except
+        where one was cut at a jump (:func:`sparsefric.segments.split_record`).
+    notes : tuple of str
+        What preparing the data changed or could not settle (a record cut at a jump, pieces
+        left out, an automatic regularisation at the end of its range), for the user.
     """
 
     signals: Signals
@@ -62,6 +72,8 @@ class Prepared:
     names: list[str]
     params: list[dict] = field(default_factory=list)
     presliding_distance: float | None = None
+    pieces: tuple[Trajectory, ...] = ()
+    notes: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.tau)
@@ -92,27 +104,50 @@ class Prepared:
 def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
             regularization: float | None = None, cutoff_hz: float | None = None,
             presliding_distance: float | None = None) -> Prepared:
-    """Differentiate each trajectory on its own and stack the results.
+    """Cut each trajectory at its jumps, differentiate each piece on its own, stack the results.
 
     ``presliding_distance`` [rad] fixes which samples count as sliding for the static fits
     (default: chosen by :func:`choose_window`); see :mod:`sparsefric.regimes`.
+
+    Raises
+    ------
+    DataError
+        If nothing is left between the jumps, or a differentiated signal is not finite or
+        beyond :data:`sparsefric.data.MAX_ABS_VALUE` (the regressions would overflow).
     """
-    parts, bounds, dts, params = [], [], [], []
+    pieces, notes = split_records(trajectories)
+    parts, bounds, params = [], [], []
     start = 0
-    for traj in trajectories:
-        d = differentiate(traj.t, traj.q, traj.tau, method=method, qd=traj.qd, qdd=traj.qdd,
+    for piece in pieces:
+        d = differentiate(piece.t, piece.q, piece.tau, method=method, qd=piece.qd, qdd=piece.qdd,
                           regularization=regularization, cutoff_hz=cutoff_hz)
+        _check_finite(d, piece.name)
         lo, hi = np.percentile(d.q, [1, 99])
-        parts.append((d.q, d.qd, d.qdd, d.tau, traj.tau,
+        parts.append((d.q, d.qd, d.qdd, d.tau, piece.tau,
                       distance_from_stops(d.q, d.qd, default_stop_speed(d.qd)),
-                      np.full(len(traj), max(hi - lo, 1e-12))))
-        bounds.append((start, start + len(traj)))
-        start += len(traj)
-        dts.append(traj.dt)
-        params.append({"trajectory": traj.name, "method": d.method, **d.params})
+                      np.full(len(piece), max(hi - lo, 1e-12))))
+        bounds.append((start, start + len(piece)))
+        start += len(piece)
+        params.append({"trajectory": piece.name, "method": d.method, **d.params})
+        notes += [f"{piece.name}: {n}" for n in d.notes]
     q, qd, qdd, tau, raw, dist, span = (np.concatenate(c) for c in zip(*parts, strict=True))
-    return Prepared(Signals(q, qd, qdd), tau, raw, bounds, dts, dist, span,
-                    [t.name for t in trajectories], params, presliding_distance)
+    return Prepared(Signals(q, qd, qdd), tau, raw, bounds, [p.dt for p in pieces], dist, span,
+                    [p.name for p in pieces], params, presliding_distance, tuple(pieces),
+                    tuple(notes))
+
+
+def _check_finite(d: Derivatives, name: str) -> None:
+    """Raise :class:`DataError` if a differentiated signal of record ``name`` is not finite or
+    beyond :data:`~sparsefric.data.MAX_ABS_VALUE` (e.g. a measured column far out of range)."""
+    for label, x in (("position", d.q), ("velocity", d.qd), ("acceleration", d.qdd),
+                     ("torque", d.tau)):
+        with np.errstate(invalid="ignore"):
+            bad = ~(np.abs(x) <= MAX_ABS_VALUE)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise DataError(f"{name}: the {label} after differentiation is {x[i]:.6g} at sample "
+                            f"{i} (not finite or beyond ±{MAX_ABS_VALUE:.0e}): check the record "
+                            "for corrupt values")
 
 
 @dataclass

@@ -244,9 +244,15 @@ def test_coarse_encoder_noise_is_at_least_the_rounding_noise():
     assert noise_std(qm) < 0.95 * step / np.sqrt(12)
     assert measurement_noise_std(qm) == pytest.approx(step / np.sqrt(12), rel=1e-3)
     d = differentiate(s["t"], qm, s["taum"])
-    assert rms(d.qdd - s["qdd"]) < 0.5  # 0.41 rad/s²; 0.66 with the trimmed estimate alone
-    # noise coarser than the counts: no lattice, the white-noise estimate stands
-    assert quantisation_step(s["qm"]) == 0.0
+    # 0.62 rad/s²: the torque check raises SURE's κ 100 (0.41) to 3e4 on this staircase
+    # (DESIGN.md §23); 0.66 with the trimmed noise estimate alone
+    assert rms(d.qdd - s["qdd"]) < 0.65
+    assert d.params["regularization"] == 3e4
+    # the moves' own 20-bit counts are found too (the old rule, which wanted 5 % of repeated
+    # samples, missed them), and their rounding is the floor
+    fine = 2 * np.pi / 2**20
+    assert quantisation_step(s["qm"]) == pytest.approx(fine, rel=1e-6)
+    assert measurement_noise_std(s["qm"]) == pytest.approx(fine / np.sqrt(12), rel=1e-6)
 
 
 def test_noise_free_and_float32_records():
@@ -286,3 +292,91 @@ def test_a_quiet_stretch_does_not_lower_the_noise_estimate():
     d = differentiate(t, q, tau)
     err = rms(d.qdd[n:] - s["qdd"])
     assert err < 2.0 * rms(alone.qdd - s["qdd"])  # 1.5×; 37× with the whole-record estimate
+
+
+def test_a_lattice_is_found_when_the_encoder_advances_thousands_of_counts_per_sample():
+    """A 2e-8 m encoder on a move at 0.05 m/s logged at 500 Hz: 5000 counts per sample, no
+    sample repeats its predecessor and the smallest difference is several counts. The old rule
+    (≥ 5 % zero differences, multiples of the 1st-percentile difference) found no lattice."""
+    from sparsefric.differentiation.trend_filter import measurement_noise_std, quantisation_step
+
+    step = 2e-8
+    t = np.arange(4000) / 500
+    q_true = 0.05 * t + 0.01 * np.sin(2 * np.pi * 0.5 * t)
+    noisy = q_true + np.random.default_rng(3).normal(0.0, 0.3 * step, t.size)
+    qm = np.round(noisy / step) * step + 0.123456  # an offset off the lattice
+    assert np.mean(np.diff(qm) == 0) == 0.0
+    assert quantisation_step(qm) == pytest.approx(step, rel=1e-6)
+    assert measurement_noise_std(qm) >= step / np.sqrt(12) * 0.999
+
+
+def test_the_lattice_step_is_exact_from_values_printed_with_nine_digits():
+    """data/example's 20-bit angles written with 9 significant digits: the smallest gap alone is
+    2e-4 off the step (4 counts over the 1.4 rad travelled); the refined step is exact."""
+    from sparsefric.data import load_trajectories
+    from sparsefric.differentiation.trend_filter import quantisation_step
+
+    from .conftest import EXAMPLE
+
+    for name in ("train_v0p127.csv", "validate_v0p03.csv"):  # the old rule found none in these
+        q = load_trajectories(EXAMPLE / name)[0].q
+        assert quantisation_step(q) == pytest.approx(2 * np.pi / 2**20, rel=1e-7)
+
+
+def test_continuous_values_have_no_lattice():
+    from sparsefric.differentiation.trend_filter import quantisation_step
+
+    rng = np.random.default_rng(4)
+    assert quantisation_step(np.cumsum(rng.normal(size=20_000))) == 0.0
+    assert quantisation_step(np.sin(np.arange(20_000) * 1e-3) + rng.normal(0, 1e-5, 20_000)) == 0.0
+
+
+@pytest.fixture(scope="module")
+def staircase() -> dict:
+    """A light joint (I 0.05 kg·m², f_c 1.2 N·m) moving at 0.03 rad/s, logged at 1 kHz on a
+    12-bit encoder (0.02 counts per sample) with 0.1 count of noise before rounding; the loop
+    itself reads a fine encoder."""
+    from sparsefric.model import JointModel
+    from sparsefric.simulate import Sensors, simulate_moves
+
+    truth = JointModel(inertia=0.05, gravity_cos=0.5, kind="lugre", coulomb=1.2,
+                       stribeck_velocity=0.2, stribeck=((1.0, 0.8),), viscous=((1, 0.3),),
+                       sigma0=2e4, sigma1=63.0)
+    tr = simulate_moves(truth, 0.0, 0.1, 0.03, 0.5, dwell=0.3,
+                        sensors=Sensors(2 * np.pi / 2**24, 0.0, 0.02, seed=1))
+    step = 2 * np.pi / 4096
+    noisy = tr.truth["q_true"] + np.random.default_rng(2).normal(0.0, 0.1 * step, len(tr))
+    return {"t": tr.t, "q": np.round(noisy / step) * step, "tau": tr.tau,
+            "qdd": tr.truth["qdd_true"]}
+
+
+def test_on_a_staircase_the_weight_is_raised_until_the_torque_is_predicted(staircase):
+    """SURE takes the slow rounding staircase for signal (κ = 10 here) and q̈ follows every
+    count: 100× its RMS in error. Raised where the torque residual of a quick rigid-body fit
+    falls, q̈ is within its RMS."""
+    s = staircase
+    d = differentiate(s["t"], s["q"], s["tau"])
+    sure = float(d.params["rule"].split("SURE's ")[1].split(":")[0])
+    assert sure <= 100.0 and d.params["regularization"] >= 1e4
+    scale = rms(s["qdd"])
+    assert rms(d.qdd - s["qdd"]) < 1.0 * scale  # 0.87 measured
+    only_sure = differentiate(s["t"], s["q"], s["tau"], regularization=sure)
+    assert rms(only_sure.qdd - s["qdd"]) > 10.0 * scale
+
+
+def test_a_weight_at_the_end_of_its_range_is_noted():
+    """A κ at an end of the searched grid (after the one-step extension) gets a note naming the
+    signal and κ; data/example's slow training record keeps its κ (1000) and has no note."""
+    from sparsefric.data import load_trajectories
+    from sparsefric.differentiation.derivatives import KAPPA_EXTENSION, range_note
+
+    from .conftest import EXAMPLE
+
+    top = range_note({"range_end": True, "regularization": KAPPA_EXTENSION[1]}, "position")
+    assert len(top) == 1 and "position ended at κ = 300000" in top[0] and "more smoothing" in top[0]
+    low = range_note({"range_end": True, "regularization": KAPPA_EXTENSION[0]}, "torque")
+    assert "torque ended at κ = 0.1" in low[0] and "less smoothing" in low[0]
+    assert range_note({"range_end": False, "regularization": 1000.0}, "position") == ()
+    tr = load_trajectories(EXAMPLE / "train_v0p127.csv")[0]
+    example = differentiate(tr.t, tr.q, tr.tau)
+    assert example.params["regularization"] == 1000.0 and example.notes == ()

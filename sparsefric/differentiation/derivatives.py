@@ -8,6 +8,7 @@ angle with the third difference penalised (see :mod:`.trend_filter` for the solv
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +16,11 @@ import numpy as np
 from scipy.integrate import cumulative_trapezoid
 from scipy.signal import butter, savgol_filter, sosfiltfilt
 
-from sparsefric.differentiation.trend_filter import measurement_noise_std, trend_filter
+from sparsefric.differentiation.trend_filter import (
+    measurement_noise_std,
+    rounding_dominated,
+    trend_filter,
+)
 from sparsefric.errors import SparsefricError
 from sparsefric.options import DIFFERENTIATION
 
@@ -38,9 +43,21 @@ DEFAULT_CUTOFF_HZ = 20.0
 DEFAULT_WINDOW_S = 0.05
 #: Savitzky–Golay polynomial order.
 SAVGOL_POLYORDER = 3
-#: Dimensionless TV weights κ = λ/σ̂ searched by the automatic rule (half-decade grid).
-KAPPA_GRID: tuple[float, ...] = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0)
-_KAPPA_START = 5  # index of 100 in KAPPA_GRID
+#: Dimensionless TV weights κ = λ/σ̂ searched by the automatic rule (half-decade grid). The
+#: slow records of coarse encoders need up to 3e4–1e5 (``DESIGN.md`` §23).
+KAPPA_GRID: tuple[float, ...] = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 1e4,
+                                 3e4, 1e5)
+#: One more half-decade step below and above :data:`KAPPA_GRID`, tried once when the rule ends
+#: at an end of it; a κ chosen there is reported in :attr:`Derivatives.notes`.
+KAPPA_EXTENSION: tuple[float, float] = (0.1, 3e5)
+_SEARCH_GRID: tuple[float, ...] = (KAPPA_EXTENSION[0], *KAPPA_GRID, KAPPA_EXTENSION[1])
+_KAPPA_START = _SEARCH_GRID.index(100.0)
+#: The angle's κ is raised above SURE's choice when a larger one predicts the torque with an RMS
+#: residual smaller by more than this fraction (:func:`torque_residual`).
+TORQUE_GAIN = 0.02
+#: Samples moving faster than this fraction of the record's 99th-percentile speed enter the
+#: torque check of κ.
+_MOVING_FRACTION = 0.05
 #: Records longer than this choose κ on windows of ``_SURE_WINDOW`` samples.
 _SURE_FULL_MAX = 30_000
 _SURE_WINDOW = 10_000
@@ -73,6 +90,8 @@ class Derivatives:
         One of :data:`METHODS`.
     params : dict
         What was used and how it was chosen (e.g. ``regularization``, ``lambda``, ``rule``).
+    notes : tuple of str
+        What the user should know about the choice (an automatic κ at the end of its range).
     """
 
     q: np.ndarray
@@ -81,6 +100,7 @@ class Derivatives:
     tau: np.ndarray
     method: str
     params: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------------------------
@@ -137,41 +157,120 @@ def _sure_windows(n: int) -> list[slice]:
     return [slice(int(s), int(s) + _SURE_WINDOW) for s in starts]
 
 
+def _descend(score: Callable[[int], float], start: int, size: int) -> int:
+    """From index ``start``, move to the neighbour with the lower score until none is lower."""
+    i = start
+    while True:
+        best = min((j for j in (i - 1, i, i + 1) if 0 <= j < size), key=score)
+        if best == i:
+            return i
+        i = best
+
+
 def select_tv_weight(y: np.ndarray, m: int) -> tuple[float, dict[int, float]]:
     """Automatic dimensionless TV weight κ for ``y`` divided by its noise level.
 
     Rule: minimise SURE(κ) (Stein's unbiased estimate of the mean squared error of the fitted
     signal, with the trend-filter degrees of freedom df = #knots + m) over the half-decade grid
-    :data:`KAPPA_GRID`, by a descent from κ = 100 to the neighbour that lowers it until none does.
-    Long records (> 30,000 samples) sum SURE over three evenly spaced 10,000-sample windows
-    (trend filtering is local, so the best κ does not depend on the record length).
+    :data:`KAPPA_GRID` and its one-step :data:`KAPPA_EXTENSION`, by a descent from κ = 100 to the
+    neighbour that lowers it until none does (the extension is reached only when the end of the
+    grid still lowers SURE). Long records (> 30,000 samples) sum SURE over three evenly spaced
+    10,000-sample windows (trend filtering is local, so the best κ does not depend on the record
+    length).
 
     Returns
     -------
     kappa : float
     scores : dict
-        SURE per grid index evaluated.
+        SURE per index of the searched grid (:data:`KAPPA_EXTENSION` [0], :data:`KAPPA_GRID`,
+        :data:`KAPPA_EXTENSION` [1]) evaluated.
     """
     wins = _sure_windows(y.size)
     scores: dict[int, float] = {}
 
     def score(i: int) -> float:
         if i not in scores:
-            scores[i] = sum(_sure(y[w], KAPPA_GRID[i], m) for w in wins)
+            scores[i] = sum(_sure(y[w], _SEARCH_GRID[i], m) for w in wins)
         return scores[i]
 
-    i = _KAPPA_START
-    while True:
-        best = min(
-            (j for j in (i - 1, i, i + 1) if 0 <= j < len(KAPPA_GRID)), key=lambda j: score(j)
-        )
-        if best == i:
-            break
-        i = best
-    return KAPPA_GRID[i], scores
+    return _SEARCH_GRID[_descend(score, _KAPPA_START, len(_SEARCH_GRID))], scores
 
 
-def tv_fit(y: np.ndarray, m: int, kappa: float | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+def torque_columns(x: np.ndarray, h: float) -> np.ndarray:
+    r"""Columns [q̈, 1, cos q, sin q, sign q̇, q̇] of a quick torque model on the fitted angle ``x``.
+
+    q̈ [rad/s²] is the second difference of ``x`` [rad], q̇ [rad/s] its central difference (for
+    a prismatic axis m, m/s, m/s²; cos and sin of a short travel are then nearly a constant and
+    a slope). Shape (n, 6).
+    """
+    qd = central_difference(x, h)
+    return np.column_stack([second_difference(x, h), np.ones_like(x), np.cos(x), np.sin(x),
+                            np.sign(qd), qd])
+
+
+def torque_residual(cols: np.ndarray, tau: np.ndarray) -> float:
+    """RMS residual [units of τ] of the least-squares fit of ``tau`` on ``cols``."""
+    coef = np.linalg.lstsq(cols, tau, rcond=None)[0]
+    return float(np.sqrt(np.mean((cols @ coef - tau) ** 2)))
+
+
+def _window_fits(ys: np.ndarray, kappa: float, m: int, wins: list[slice]) -> list[np.ndarray]:
+    return [trend_filter(ys[w], kappa, m).x for w in wins]
+
+
+def raise_for_torque(ys: np.ndarray, scale: float, tau: np.ndarray, h: float, m: int,
+                     kappa: float) -> tuple[float, float]:
+    r"""SURE's ``kappa``, or a larger κ of the grid whose fitted angle predicts the torque better.
+
+    SURE assumes white noise; the rounding error of a slow move on a coarse encoder is a slow
+    staircase, which it takes for signal, and the q̈ of the fit that follows it is noise
+    (``DESIGN.md`` §23). For ``kappa`` and every larger κ of the searched grid, the angle
+    ``ys``·``scale`` [rad] (``ys`` centred and divided by σ̂, windows as for SURE) is fitted and τ
+    [N·m] regressed on :func:`torque_columns` over the samples moving faster than
+    :data:`_MOVING_FRACTION` of the 99th-percentile speed of the smoothest fit. The κ with the
+    smallest RMS residual r(κ) replaces ``kappa`` when r(κ) < (1 − :data:`TORQUE_GAIN`)·r(kappa).
+
+    Returns
+    -------
+    kappa : float
+        The κ kept.
+    ratio : float
+        r(κ)/r(``kappa``) (1 when SURE's κ is kept).
+    """
+    wins = _sure_windows(ys.size)
+    larger = [k for k in _SEARCH_GRID if k >= kappa]
+    cols = {k: np.vstack([torque_columns(x * scale, h) for x in _window_fits(ys, k, m, wins)])
+            for k in larger}
+    taus = np.concatenate([tau[w] for w in wins])
+    speed = np.abs(cols[larger[-1]][:, -1])
+    moving = speed > _MOVING_FRACTION * float(np.quantile(speed, 0.99))
+    if moving.sum() < 60:
+        return kappa, 1.0
+    residual = {k: torque_residual(c[moving], taus[moving]) for k, c in cols.items()}
+    best = min(larger, key=residual.__getitem__)
+    if residual[best] < (1.0 - TORQUE_GAIN) * residual[kappa]:
+        return best, residual[best] / residual[kappa]
+    return kappa, 1.0
+
+
+def _auto_kappa(ys: np.ndarray, m: int, scale: float, tau: np.ndarray | None,
+                h: float | None) -> tuple[float, str]:
+    """SURE's κ (:func:`select_tv_weight`); on a staircase (:func:`.rounding_dominated`), raised
+    by :func:`raise_for_torque` when ``tau`` and ``h`` are given. And the rule in words."""
+    kappa, _ = select_tv_weight(ys, m)
+    rule = (f"auto: κ = argmin SURE over half-decade grid {_SEARCH_GRID[0]:g}..{_SEARCH_GRID[-1]:g}"
+            f" (df = knots + {m}); λ = κ·σ̂")
+    if tau is not None and h is not None and rounding_dominated(ys, m + 1):
+        raised, ratio = raise_for_torque(ys, scale, tau, h, m, kappa)
+        if raised != kappa:
+            rule += (f"; raised from SURE's {kappa:g}: the torque residual of a rigid-body + "
+                     f"Coulomb + viscous fit is {100 * (1 - ratio):.1f} % smaller")
+            kappa = raised
+    return kappa, rule
+
+
+def tv_fit(y: np.ndarray, m: int, kappa: float | None = None, *, tau: np.ndarray | None = None,
+           h: float | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     """ℓ1 trend filter of ``y`` with λ = κ·σ̂ (σ̂ from :func:`measurement_noise_std`).
 
     Solves ``x̂ = argmin ½‖y − x‖² + κσ̂‖D⁽ᵐ⁾x‖₁`` (units: λ = κσ̂ in units of y) on the
@@ -185,13 +284,19 @@ def tv_fit(y: np.ndarray, m: int, kappa: float | None = None) -> tuple[np.ndarra
         Difference order penalised (m = k + 1 for TV of the k-th derivative).
     kappa : float, optional
         Dimensionless weight; ``None`` chooses it by :func:`select_tv_weight`.
+    tau : ndarray, optional
+        The record's torque [N·m]: with ``h``, the automatic κ of an angle ``y`` [rad] is raised
+        where a larger one predicts the torque better (:func:`raise_for_torque`).
+    h : float, optional
+        Sample period [s].
 
     Returns
     -------
     x : ndarray
         Fitted signal (units of y).
     info : dict
-        ``regularization`` (κ), ``lambda`` (κσ̂), ``noise_std`` (σ̂), ``rule``, solver figures.
+        ``regularization`` (κ), ``lambda`` (κσ̂), ``noise_std`` (σ̂), ``rule``, ``range_end``
+        (an automatic κ at an end of the searched grid), solver figures.
     """
     offset = float(np.mean(y))
     sigma = measurement_noise_std(y, m + 1)
@@ -202,18 +307,13 @@ def tv_fit(y: np.ndarray, m: int, kappa: float | None = None) -> tuple[np.ndarra
         sigma = 0.0
     scale = sigma if sigma > 0 else 1.0
     ys = (y - offset) / scale
+    auto = kappa is None and sigma > 0.0
     if kappa is None:
-        if sigma == 0.0:
-            kappa, rule = 0.0, "auto: no noise detected (σ̂ = 0), no regularisation"
-        else:
-            kappa, scores = select_tv_weight(ys, m)
-            rule = (
-                "auto: κ = argmin SURE over half-decade grid "
-                f"{KAPPA_GRID[0]:g}..{KAPPA_GRID[-1]:g} (df = knots + {m}); λ = κ·σ̂"
-            )
+        kappa, rule = (_auto_kappa(ys, m, scale, tau, h) if auto else
+                       (0.0, "auto: no noise detected (σ̂ = 0), no regularisation"))
+    elif not np.isfinite(kappa) or kappa < 0:
+        raise DifferentiationError(f"regularization must be a finite number >= 0, got {kappa}")
     else:
-        if not np.isfinite(kappa) or kappa < 0:
-            raise DifferentiationError(f"regularization must be a finite number >= 0, got {kappa}")
         rule = "user: λ = regularization·σ̂"
     res = trend_filter(ys, float(kappa), m)
     info: dict[str, Any] = {
@@ -221,6 +321,7 @@ def tv_fit(y: np.ndarray, m: int, kappa: float | None = None) -> tuple[np.ndarra
         "lambda": float(kappa) * sigma,
         "noise_std": sigma,
         "rule": rule,
+        "range_end": auto and kappa in (_SEARCH_GRID[0], _SEARCH_GRID[-1]),
         "penalty_order": m,
         "knots": res.n_knots,
         "iterations": res.iterations,
@@ -228,6 +329,17 @@ def tv_fit(y: np.ndarray, m: int, kappa: float | None = None) -> tuple[np.ndarra
         "converged": str(res.converged),
     }
     return res.x * scale + offset, info
+
+
+def range_note(info: dict[str, Any], signal: str) -> tuple[str, ...]:
+    """A note when :func:`tv_fit` chose κ at an end of the searched grid, else none."""
+    if not info.get("range_end"):
+        return ()
+    kappa = info["regularization"]
+    beyond = "less" if kappa == _SEARCH_GRID[0] else "more"
+    return (f"the automatic TV weight of the {signal} ended at κ = {kappa:g}, the end of the range "
+            f"it searches ({_SEARCH_GRID[0]:g}–{_SEARCH_GRID[-1]:g}); {beyond} smoothing might "
+            "suit it better: check the derivatives, or set the regularization",)
 
 
 def _tv(
@@ -241,7 +353,7 @@ def _tv(
 ) -> Derivatives:
     """The paper's pipeline; see :func:`differentiate`."""
     m = tv_order + 1
-    x, info_q = tv_fit(q, m, kappa_q)
+    x, info_q = tv_fit(q, m, kappa_q, tau=tau, h=h)
     # q̈ from the fitted angle, then q̇ and q by integration, constants by LS on the angle.
     if tv_order >= 2:
         qdd = second_difference(x, h)
@@ -264,7 +376,8 @@ def _tv(
         **info_q,
         **{f"tau_{k}": v for k, v in info_t.items()},
     }
-    return Derivatives(q_hat, qd, qdd, tau_hat, "tv", params)
+    notes = range_note(info_q, "position") + range_note(info_t, "torque")
+    return Derivatives(q_hat, qd, qdd, tau_hat, "tv", params, notes)
 
 
 # --------------------------------------------------------------------------------------------

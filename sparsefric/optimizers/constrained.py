@@ -2,7 +2,7 @@ r"""Least squares with the physical shape of friction as linear inequality const
 
 A fit on a few steady speeds can explain the data with a friction curve no joint has: Coulomb
 plus a *negative* viscous slope matches two speeds exactly, and a polynomial fitted to a Stribeck
-knee turns down beyond the fastest sample (``DESIGN.md`` §22). The constraints that rule this out
+knee turns down beyond the fastest sample (``DESIGN.md`` §24). The constraints that rule this out
 are linear in the coefficients:
 
 * the viscous part τ_v(q̇) = Σ c_p q̇^p is non-decreasing on a grid of speeds v_k covering the

@@ -2,7 +2,7 @@ r"""Checks of the identified model: admissible, identified, consistent with ever
 
 A low torque error is no proof: a model can fit the training torque at the noise floor and still
 have a friction curve that drives the joint, a Stribeck term that only acts at rest, or a σ0 the
-data cannot see (``DESIGN.md`` §22). These checks look at the model itself and return
+data cannot see (``DESIGN.md`` §24). These checks look at the model itself and return
 :class:`~sparsefric.diagnostics.Finding`\ s that name the parameter concerned.
 
 * admissibility: I > 0, σ1 ≥ 0, g(q̇) > 0, and a static curve that opposes the motion,

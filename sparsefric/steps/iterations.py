@@ -275,7 +275,7 @@ def inner_loop(params: FrictionParams, data: FrictionData, max_inner: int = 50,
 
     With ``refit_rigid`` the rigid-body columns join the least squares on every sample, with z
     integrated: the inertia is then estimated against the friction's pre-sliding transients,
-    which carry most of the q̈ information (``DESIGN.md`` §22). σ1 ≥ 0 and a non-decreasing
+    which carry most of the q̈ information (``DESIGN.md`` §24). σ1 ≥ 0 and a non-decreasing
     τ_v are constraints of the fit.
     """
     x = data.x
@@ -487,7 +487,7 @@ def select_run(runs: Sequence[IterationResult],
     """The run to keep: lowest error among converged, admissible runs; failing that among
     admissible ones; failing that among all. The error is the prediction error on ``check``
     (the validation data) when given, else the training error: a σ0 start may reach a model
-    that fits the training stops too well (``DESIGN.md`` §22)."""
+    that fits the training stops too well (``DESIGN.md`` §24)."""
     def score(r: IterationResult) -> float:
         e = r.error if check is None else run_error(r, check)
         return e if math.isfinite(e) else math.inf

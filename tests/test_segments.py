@@ -1,0 +1,179 @@
+"""Records cut where time or position jumps (sparsefric.segments), and step 0 on such records."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sparsefric.data import Trajectory
+from sparsefric.errors import DataError
+from sparsefric.preprocessing import prepare
+from sparsefric.segments import (
+    piece_bounds,
+    position_jumps,
+    split_record,
+    split_records,
+    time_breaks,
+)
+from sparsefric.simulate import EXAMPLE_TRUTH, Sensors, simulate_moves
+
+#: (velocity [rad/s], position offset [rad]) of the moves joined into one file.
+MOVES = ((0.3, 0.0), (1.2, 1.1), (0.6, -0.7))
+
+
+@pytest.fixture(scope="module")
+def moves() -> list[Trajectory]:
+    """data/example's joint: three closed-loop records at different speeds and places, with a
+    20-bit encoder."""
+    sensors = {"encoder_resolution": 2 * np.pi / 2**20, "position_noise": 5e-6,
+               "torque_noise": 0.3}
+    return [simulate_moves(EXAMPLE_TRUTH, -0.6 + off, 0.4 + off, v, 6.0, dwell=0.3,
+                           sensors=Sensors(**sensors, seed=s), name=f"move{s}")
+            for s, (v, off) in enumerate(MOVES)]
+
+
+@pytest.fixture(scope="module")
+def joined(moves) -> Trajectory:
+    """The three records concatenated into one uniformly sampled file: q jumps twice."""
+    n = sum(len(m) for m in moves)
+    return Trajectory(np.arange(n) * 1e-3, np.concatenate([m.q for m in moves]),
+                      np.concatenate([m.tau for m in moves]), name="joined")
+
+
+def _rigid_body_inertia(prep) -> float:
+    """I [kg·m²] by least squares of τ on rigid body + Coulomb + viscous over sliding samples."""
+    x = prep.signals
+    mask = prep.sliding_mask(0.005)
+    cols = np.column_stack([x.qdd, np.cos(x.q), np.sin(x.q), np.sign(x.qd), x.qd, x.qd**3])
+    return float(np.linalg.lstsq(cols[mask], prep.tau[mask], rcond=None)[0][0])
+
+
+def test_a_joined_file_is_split_at_its_jumps_into_the_original_records(moves, joined):
+    pieces, notes = split_record(joined)
+    assert [len(p) for p in pieces] == [len(m) for m in moves]
+    for piece, move in zip(pieces, moves, strict=True):
+        np.testing.assert_array_equal(piece.q, move.q)
+    ends = np.cumsum([len(m) for m in moves])
+    assert [p.name for p in pieces] == [f"joined[{a}:{b}]" for a, b in
+                                        zip(np.r_[0, ends[:-1]], ends, strict=True)]
+    assert len(notes) == 1 and "position jumps by" in notes[0] and "3 separate records" in notes[0]
+
+
+def test_records_without_jumps_are_returned_as_they_are(moves):
+    for move in moves:
+        pieces, notes = split_record(move)
+        assert pieces[0] is move and len(pieces) == 1 and notes == []
+
+
+def test_step_0_never_differentiates_across_a_jump(moves, joined):
+    """Differentiated across, the 1.1 rad jump is a q̈ spike of ~1e6 rad/s² and the least-squares
+    inertia is −100 %; split, the pieces are prepared as the separate records are."""
+    prep = prepare([joined])
+    alone = prepare(moves)
+    assert prep.bounds == alone.bounds and len(prep.notes) == 1
+    assert [p.name for p in prep.pieces] == prep.names
+    np.testing.assert_allclose(prep.signals.qdd, alone.signals.qdd, atol=1e-9)
+    assert np.max(np.abs(prep.signals.qdd)) < 20.0  # the moves accelerate at ≤ 6 rad/s²
+    assert _rigid_body_inertia(prep) == pytest.approx(EXAMPLE_TRUTH.inertia, rel=0.03)
+
+
+@pytest.mark.slow
+def test_identification_of_a_joined_file_gets_the_inertia(joined):
+    """The whole fit: with the jumps differentiated across, I came out −100 % (1.5 → 3e-7)."""
+    from sparsefric.identify import SparseFric
+
+    est = SparseFric(sigma0_starts=(1.5e4,), refine=False).fit([joined])
+    assert est.model_.inertia == pytest.approx(EXAMPLE_TRUTH.inertia, rel=0.03)
+
+
+def test_a_motion_within_physical_bounds_is_never_cut():
+    """A fast ramp inside a long slow record, logged at 250 Hz with a fine encoder, and an
+    oscillation at the Nyquist rate: large second differences, but no jump."""
+    h = 1 / 250
+    t = np.arange(5000) * h
+    qd = np.where((t > 10) & (t < 11), 2.0, 0.01)  # 0.01 rad/s, 1 s at 2 rad/s
+    qd = np.convolve(qd, np.ones(10) / 10, "same")  # 40 ms ramps: 50 rad/s²
+    q = np.cumsum(qd) * h + np.random.default_rng(0).normal(0, 1e-7, t.size)
+    assert not position_jumps(q, 1e-7).any()
+    nyquist = 0.01 * (-1.0) ** np.arange(1000)
+    assert not position_jumps(nyquist, 1e-6).any()
+
+
+def test_a_jump_is_found_where_the_local_motion_is_far_smaller():
+    t = np.arange(2000) * 1e-3
+    q = 0.5 * t + np.where(t >= 1.0, 0.05, 0.0)  # 0.5 mrad steps; a 50 mrad jump at 1 s
+    assert list(np.flatnonzero(position_jumps(q, 1e-6))) == [999]
+    assert not position_jumps(q, 3e-3).any()  # within 20× the noise: not a jump
+    fast = 5.0 * t + np.where(t >= 1.0, 0.05, 0.0)  # 5 mrad steps: only 10× the motion
+    assert not position_jumps(fast, 1e-6).any()
+
+
+def test_a_one_sample_glitch_is_cut_out_and_said():
+    t = np.arange(400) * 1e-3
+    q = np.sin(t)
+    q[200] += 0.3
+    traj = Trajectory(t, q, np.cos(t), name="glitch")
+    pieces, notes = split_record(traj)
+    assert [(p.t[0], p.t[-1]) for p in pieces] == [(t[0], t[199]), (t[201], t[-1])]
+    assert "left out (samples [200:201])" in notes[1]
+
+
+def test_time_pauses_and_backward_steps_break_a_record():
+    t = np.r_[np.arange(100), np.arange(100) + 150, np.arange(100) + 240] * 1e-3
+    breaks = time_breaks(t)
+    assert list(np.flatnonzero(breaks)) == [99, 199]
+    q = np.linspace(0, 1, t.size)
+    pieces, notes = split_record(Trajectory(t, q, q, name="log"))
+    assert [len(p) for p in pieces] == [100, 100, 100]
+    assert "time pauses for 0.051 s" in notes[0] and "time runs backwards" in notes[0]
+
+
+def test_piece_bounds_cover_the_record():
+    assert piece_bounds(10, np.array([2, 6])) == [(0, 3), (3, 7), (7, 10)]
+    assert piece_bounds(10, np.array([], dtype=int)) == [(0, 10)]
+
+
+def test_a_record_with_nothing_long_enough_between_jumps_is_refused():
+    t = np.arange(60) * 1e-3
+    q = np.where(np.arange(60) < 30, 0.0, 1.0) + 1e-4 * t
+    with pytest.raises(DataError, match="nothing to identify"):
+        split_records([Trajectory(t, q, q, name="short")])
+
+
+def test_non_finite_or_huge_derivatives_are_refused_with_the_record_named():
+    t = np.arange(200) * 1e-3
+    q = np.sin(t)
+    qdd = -np.sin(t)
+    qdd[50] = 1e300
+    bad = Trajectory(t, q, q, qd=np.cos(t), qdd=qdd, name="corrupt")
+    with pytest.raises(DataError, match="corrupt: the acceleration .* at sample 50"):
+        prepare([bad], method="given")
+
+
+def test_validation_blocks_are_spread_over_the_record_and_cut_at_rests():
+    """Moves of 150 samples between rests of 50 (noise 1e-6): four blocks, one per quarter,
+    about 20 % of the samples (each block half to twice its nominal size), every boundary at a
+    rest."""
+    from sparsefric.segments import validation_blocks
+
+    n = 8000
+    phase = np.arange(n) % 200
+    step = np.where(phase < 150, 0.01 * np.sin(np.pi * phase / 150) ** 2, 0.0)
+    q = np.cumsum(step) + np.random.default_rng(6).normal(0.0, 1e-6, n)
+    resting = phase >= 150
+    blocks = validation_blocks(q, 1e-6, fraction=0.2, blocks=4)
+    assert len(blocks) == 4
+    assert [a * 4 // n for a, _ in blocks] == [0, 1, 2, 3]
+    held = sum(b - a for a, b in blocks)
+    assert 0.1 * n <= held <= 0.4 * n
+    assert all(resting[a] and resting[b - 1] for a, b in blocks)
+
+
+def test_validation_blocks_of_a_record_without_rests_keep_their_nominal_place():
+    from sparsefric.segments import validation_blocks
+
+    q = np.sin(np.arange(4000) * 1e-2)  # always moving
+    assert validation_blocks(q, 1e-6, fraction=0.2, blocks=2) == [(800, 1200), (2800, 3200)]
+    assert validation_blocks(q[:300], 1e-6) == []  # too short for 4 blocks of 50 samples
+    with pytest.raises(ValueError, match="fraction"):
+        validation_blocks(q, 1e-6, fraction=0.8)
