@@ -135,3 +135,16 @@ def test_commands_import_nothing_heavy_at_start_up():
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                           text=True)
     assert done.stdout.strip() == "False"
+
+
+def test_entry_point_prints_one_line_and_exits_2(tmp_path, capsys):
+    from sparsefric.cli import build_parser, main
+
+    if "validate-model" not in build_parser().format_help():
+        pytest.skip("export is not wired into sparsefric.cli.build_parser yet")
+    rc = main(["export", str(TRUTH), "--lang", "c", "--out", str(tmp_path), "--prefix", "9"])
+    assert rc == 2
+    assert capsys.readouterr().err == ("sparsefric: error: --prefix must be a C identifier "
+                                       "(letters, digits, _; not starting with a digit), "
+                                       "got '9'\n")
+    assert main(["validate-model", str(TRUTH)]) == 0
