@@ -341,9 +341,10 @@ class SparseFric(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         return self.result_.predict(as_trajectories(X, torque=False), model)
 
-    def relative_error(self, X: TrajectoryInput, y: ArrayLike | None = None, *,
-                       model: JointModel | None = None) -> float:
-        """‖τ − τ̂‖/‖τ‖ [-] over all samples of ``X``, τ the measured torque (``y`` if given)."""
+    def relative_error(self, X: TrajectoryInput, model: JointModel | None = None, *,
+                       y: ArrayLike | None = None) -> float:
+        """‖τ − τ̂‖/‖τ‖ [-] over all samples of ``X`` by ``model`` (default: the identified
+        one), τ the measured torque (``y`` if given)."""
         check_is_fitted(self)
         return self.result_.relative_error(as_trajectories(X, y), model)
 
