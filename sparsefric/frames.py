@@ -82,6 +82,13 @@ def as_trajectories(X: Any, y: Any = None, *, torque: bool = True,
     return out
 
 
+def optional_trajectories(X: Any, source: str) -> list[Trajectory] | None:
+    """:func:`as_trajectories` of ``X``, or None for None or an empty list (no such data)."""
+    if X is None or (isinstance(X, list | tuple) and not X):
+        return None
+    return as_trajectories(X, source=source)
+
+
 def _pieces(X: Any, source: str) -> list[tuple[str, pd.DataFrame | Trajectory]]:
     """``X`` as named tables and trajectories."""
     if isinstance(X, Trajectory | pd.DataFrame):

@@ -43,7 +43,7 @@ from sparsefric.diagnostics import (
 from sparsefric.display import results_html, unfitted_html
 from sparsefric.errors import SparsefricError
 from sparsefric.feature_library import DEFAULT_DELTAS, FeatureLibrary, static_library
-from sparsefric.frames import TrajectoryInput, as_trajectories
+from sparsefric.frames import TrajectoryInput, as_trajectories, optional_trajectories
 from sparsefric.model import JointModel
 from sparsefric.options import (
     AXES,
@@ -260,7 +260,7 @@ class SparseFric(RegressorMixin, BaseEstimator):
         """
         settings = self.settings()
         train = as_trajectories(X, y)
-        val = as_trajectories(validate, source="validate") if validate is not None else None
+        val = optional_trajectories(validate, "validate")
         n_starts = len(settings.sigma0_starts or DEFAULT_SIGMA0_STARTS)
         steps = 2 if settings.static_only else 2 + n_starts + int(settings.refine)
         # The regressions are many small BLAS calls: threads only add contention.

@@ -60,6 +60,17 @@ def test_a_dataframe_fits_as_the_files_do(fast_fit):
     np.testing.assert_allclose(_coefficients(as_list), _coefficients(fast_fit), rtol=1e-12)
 
 
+def test_validation_data_take_the_same_forms(fast_fit):
+    validate = _role("validate")
+    with_frame = SparseFric(**FAST).fit(_role("train"), validate=validate)
+    parts = [g for _, g in validate.groupby("trajectory", sort=False)]
+    with_list = SparseFric(**FAST).fit(_role("train"), validate=parts)
+    np.testing.assert_array_equal(_coefficients(with_frame), _coefficients(with_list))
+    assert with_frame.result_.sweep.validation_source == "training + validation"
+    empty = SparseFric(**FAST).fit(_role("train"), validate=[])  # no validation data
+    np.testing.assert_array_equal(_coefficients(empty), _coefficients(fast_fit))
+
+
 def test_the_torque_can_be_the_target_y(fast_fit):
     train = _role("train")
     by_y = SparseFric(**FAST).fit(train.drop(columns="tau"), train["tau"].to_numpy())
