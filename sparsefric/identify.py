@@ -16,12 +16,16 @@ data and of the fit (:mod:`sparsefric.diagnostics`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.metrics import r2_score
+from sklearn.utils import Tags
+from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
@@ -39,6 +43,7 @@ from sparsefric.diagnostics import (
 from sparsefric.display import results_html, unfitted_html
 from sparsefric.errors import SparsefricError
 from sparsefric.feature_library import DEFAULT_DELTAS, FeatureLibrary, static_library
+from sparsefric.frames import TrajectoryInput, as_trajectories, optional_trajectories
 from sparsefric.model import JointModel
 from sparsefric.options import (
     AXES,
@@ -254,13 +259,28 @@ class SparseFric(RegressorMixin, BaseEstimator):
             pool_validation=bool(self.pool_validation))
 
     # ------------------------------------------------------------------ fit
-    def fit(self, trajectories: Sequence[Trajectory],
-            validate: Sequence[Trajectory] | None = None) -> SparseFric:
-        """Identify the joint from training trajectories (and validation ones for AICc)."""
+    def fit(self, X: TrajectoryInput, y: ArrayLike | None = None, *,
+            validate: TrajectoryInput | None = None) -> SparseFric:
+        """Identify the joint from training trajectories (and validation ones for AICc).
+
+        Parameters
+        ----------
+        X : DataFrame, list of DataFrames or Trajectories, or 2-D array
+            Training records: time t [s], position q [rad | m], torque tau [N·m | N] (see
+            :mod:`sparsefric.frames`; a ``trajectory`` column splits a DataFrame).
+        y : array-like, optional
+            Measured torque [N·m | N] per row of ``X``, where ``X`` has no ``tau`` column.
+        validate : same types as X, optional
+            Validation records: AICc selects λ on them (default: on the training data).
+
+        Returns
+        -------
+        SparseFric
+            ``self``, fitted.
+        """
         settings = self.settings()
-        train = list(trajectories)
-        if not train:
-            raise SparsefricError("no training trajectories given")
+        train = as_trajectories(X, y)
+        val = optional_trajectories(validate, "validate")
         n_starts = len(settings.sigma0_starts or DEFAULT_SIGMA0_STARTS)
         steps = 2 if settings.static_only else 2 + n_starts + int(settings.refine)
         # The regressions are many small BLAS calls: threads only add contention.
@@ -270,9 +290,16 @@ class SparseFric(RegressorMixin, BaseEstimator):
                 bar.update()
                 bar.set_description(description)
 
-            self.result_ = identify(train, list(validate) if validate else None, settings,
-                                    advance)
+            self.result_ = identify(train, val, settings, advance)
         return self
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "result_")
+
+    def __sklearn_tags__(self) -> Tags:
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False  # the torque may be a column of X
+        return tags
 
     # ------------------------------------------------------------------ results
     @property
@@ -320,22 +347,48 @@ class SparseFric(RegressorMixin, BaseEstimator):
         """Why the iterations stopped."""
         return self.result_.convergence_reason
 
-    def predict(self, trajectories: Sequence[Trajectory],
-                model: JointModel | None = None) -> list[np.ndarray]:
-        """Predicted torque τ̂ [N·m] of each trajectory (same preprocessing as ``fit``)."""
-        return self.result_.predict(list(trajectories), model)
+    def predict(self, X: TrajectoryInput, *, model: JointModel | None = None) -> np.ndarray:
+        """Predicted torque τ̂ [N·m | N] of every row of ``X``, trajectories concatenated.
 
-    def relative_error(self, trajectories: Sequence[Trajectory],
-                       model: JointModel | None = None) -> float:
-        """‖τ − τ̂‖/‖τ‖ over all samples, τ the measured torque."""
-        return self.result_.relative_error(list(trajectories), model)
+        ``X`` as in :meth:`fit` (its torque, if any, is not used); the records are
+        differentiated as the training data were. ``model`` replaces the identified model.
+        """
+        return np.concatenate(self.predict_trajectories(X, model=model))
 
-    def score(self, trajectories: Sequence[Trajectory]) -> float:
-        """Coefficient of determination R² of the torque prediction (scikit-learn's convention)."""
-        prep = self.result_.prepare(list(trajectories))
-        tau_hat = np.concatenate(prep.torque(self.model_))
-        y = prep.tau_raw
-        return float(1 - np.sum((y - tau_hat) ** 2) / np.sum((y - y.mean()) ** 2))
+    def predict_trajectories(self, X: TrajectoryInput, *,
+                             model: JointModel | None = None) -> list[np.ndarray]:
+        """Predicted torque τ̂ [N·m | N] of each trajectory of ``X``, one array each."""
+        check_is_fitted(self)
+        return self.result_.predict(as_trajectories(X, torque=False), model)
+
+    def relative_error(self, X: TrajectoryInput, model: JointModel | None = None, *,
+                       y: ArrayLike | None = None) -> float:
+        """‖τ − τ̂‖/‖τ‖ [-] over all samples of ``X`` by ``model`` (default: the identified
+        one), τ the measured torque (``y`` if given)."""
+        check_is_fitted(self)
+        return self.result_.relative_error(as_trajectories(X, y), model)
+
+    def score(self, X: TrajectoryInput, y: ArrayLike | None = None,
+              sample_weight: ArrayLike | None = None) -> float:
+        """Coefficient of determination R² [-] of the torque prediction.
+
+        τ is ``y`` or the torque of ``X`` (scikit-learn's convention: 1 is a perfect
+        prediction, 0 that of the mean torque).
+        """
+        check_is_fitted(self)
+        trajectories = as_trajectories(X, y)
+        measured = np.concatenate([tr.tau for tr in trajectories])
+        return float(r2_score(measured, self.predict(trajectories), sample_weight=sample_weight))
+
+    def equations(self, precision: int = 3, *, unicode: bool = True) -> list[str]:
+        """The identified model as equations with units (:meth:`JointModel.equations
+        <sparsefric.model.JointModel.equations>`); ``unicode=False`` for ASCII."""
+        check_is_fitted(self)
+        return self.model_.equations(precision, unicode=unicode)
+
+    def print_model(self, precision: int = 3, *, unicode: bool = True) -> None:
+        """Print :meth:`equations`, one per line."""
+        print("\n".join(self.equations(precision, unicode=unicode)))
 
     def simulate(self, tau: np.ndarray, q0: float, qd0: float = 0.0, dt: float = 1e-3,
                  substeps: int = 10) -> tuple[np.ndarray, np.ndarray]:

@@ -279,6 +279,17 @@ class JointModel:
                      ("σ1 (bristle damping)", u["damp"], self.sigma1)]
         return rows + [("breakaway torque", u["tau"], self.breakaway_torque())]
 
+    @property
+    def units(self) -> dict[str, str]:
+        """Units of this axis by quantity (see the module function :func:`units`)."""
+        return units(self.axis)
+
+    def equations(self, precision: int = 3, *, unicode: bool = True) -> list[str]:
+        """The model as equations with units (:func:`sparsefric.equations.model_equations`)."""
+        from sparsefric.equations import model_equations
+
+        return model_equations(self, precision, unicode=unicode)
+
     def friction_object(self, *, outside: str = "warn", z0: float = 0.0) -> lugre.LuGreFriction:
         """This joint's friction as a stateful :class:`~sparsefric.lugre.LuGreFriction` (run
         sample by sample), with its ``kind``, validity range and axis units."""

@@ -56,6 +56,8 @@ def test_key_outputs_exist(executed):
     assert Path(sys.prefix).resolve().as_posix() in Path(
         text.split("(")[1].split(")")[0]).resolve().as_posix()  # the venv's kernel ran
     assert "break-away torque" in text and "inertia: identified" in text
+    assert "grid search in" in text and "60868 predicted torques for 60868 rows" in text
+    assert "τ = " in text and "kg·m² q̈" in text  # print_model of the best estimator
     rich = [o["data"] for o in _outputs(executed, "display_data") + _outputs(executed,
                                                                             "execute_result")]
     pngs = [d for d in rich if "image/png" in d]

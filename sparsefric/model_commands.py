@@ -1,0 +1,86 @@
+"""Commands on a model file: ``sparsefric export`` and ``sparsefric validate-model``.
+
+``export MODEL.json --lang {c,python} --out DIR`` writes the model's friction as code
+(:func:`sparsefric.export.export_model`): all files or none, moved into ``DIR`` only when
+every one is written. ``validate-model FILE…`` checks model files against the JSON Schema of
+the format (:mod:`sparsefric.schema`) and then as the reader does; the first invalid file ends
+the command with one line naming it and the JSON path of the problem.
+
+Both follow the command line's conventions (:mod:`sparsefric.cli`): a problem raises
+:class:`~sparsefric.errors.SparsefricError` (an option's as
+:class:`~sparsefric.errors.OptionError`), which the entry point prints as one line
+``sparsefric: error: …`` with exit status 2. Only argparse is imported at start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+#: Languages of ``export --lang`` (those of :data:`sparsefric.export.LANGS`).
+EXPORT_LANGS = ("c", "python")
+#: Default ``--prefix`` (:data:`sparsefric.export.DEFAULT_PREFIX`).
+EXPORT_PREFIX = "sparsefric_friction"
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """Add ``export`` and ``validate-model`` to the subcommands ``sub`` of the main parser."""
+    p = sub.add_parser("export", help="write a model's friction as C or Python code",
+                       description="Write the friction of a model file as dependency-free C99 "
+                                   "(PREFIX.h, PREFIX.c) or as a Python module that needs numpy "
+                                   "only (PREFIX.py), with the parameters baked in.")
+    p.add_argument("model", help="model file (model.json)")
+    p.add_argument("--lang", choices=EXPORT_LANGS, required=True, help="language of the code")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--prefix", default=EXPORT_PREFIX,
+                   help=f"file name and C identifier prefix (default: {EXPORT_PREFIX})")
+    p.set_defaults(run=run_export)
+    p = sub.add_parser("validate-model", help="check model files against the format's schema",
+                       description="Check model files against the JSON Schema of "
+                                   "sparsefric-model (the first problem is named with its JSON "
+                                   "path), then as sparsefric reads them.")
+    p.add_argument("files", nargs="+", help="model files (model.json)")
+    p.set_defaults(run=run_validate)
+
+
+def _load_valid(path: str):
+    """(model, format) of ``path`` after the schema and the reader's checks (ModelFileError)."""
+    from sparsefric.model import JointModel, read_json
+    from sparsefric.schema import validate_model_dict
+
+    data = read_json(path)
+    validate_model_dict(data, path)
+    return JointModel.from_dict(data, path), data["format"]
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """``sparsefric export``: the code files of ``args.model`` in ``args.out``."""
+    from sparsefric.atomic import check_out_dir, staged
+    from sparsefric.errors import OptionError
+    from sparsefric.export import export_model
+
+    if not _IDENTIFIER.fullmatch(args.prefix):
+        raise OptionError("prefix", f"must be a C identifier (letters, digits, _; not starting "
+                                    f"with a digit), got {args.prefix!r}")
+    out = Path(args.out)
+    check_out_dir(out)
+    model, _ = _load_valid(args.model)
+    names: list[str] = []
+
+    def work(stage: Path) -> None:
+        names.extend(p.name for p in export_model(model, args.lang, stage, prefix=args.prefix))
+
+    staged(out, work)
+    print(f"{model.kind} friction of {args.model} written to "
+          + ", ".join(str(out / name) for name in names))
+    return 0
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    """``sparsefric validate-model``: one line per valid file; the first invalid one raises."""
+    for path in args.files:
+        model, fmt = _load_valid(path)
+        print(f"{path}: valid {fmt} ({model.axis} axis, {model.kind} friction)")
+    return 0

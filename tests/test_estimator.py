@@ -1,0 +1,212 @@
+"""SparseFric as a scikit-learn estimator: DataFrames in, one torque per row out, clone and
+cross-validation over trajectories, and scikit-learn's own estimator checks."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import GridSearchCV, GroupKFold
+from sklearn.utils.estimator_checks import estimator_checks_generator
+
+from sparsefric.data import load_trajectories
+from sparsefric.errors import DataError, OptionError
+from sparsefric.identify import SparseFric
+
+from .conftest import EXAMPLE
+
+#: Fast settings: Butterworth derivatives and the static structure of a small library.
+FAST = {"differentiation": "butterworth", "static_only": True, "library": "coulomb-viscous"}
+
+
+@functools.cache
+def _frame() -> pd.DataFrame:
+    """Every data/example record in one table, labelled by a trajectory column."""
+    return pd.concat([pd.read_csv(f).assign(trajectory=f.stem)
+                      for f in sorted(EXAMPLE.glob("*_v*.csv"))], ignore_index=True)
+
+
+def _role(role: str) -> pd.DataFrame:
+    df = _frame()
+    return df[df["trajectory"].str.startswith(role)]
+
+
+@pytest.fixture(scope="module")
+def fast_fit() -> SparseFric:
+    return SparseFric(**FAST).fit(_role("train"))
+
+
+def _coefficients(est: SparseFric) -> np.ndarray:
+    return np.array([v for _, _, v in est.model_.parameters()])
+
+
+def test_clone_and_params_round_trip():
+    est = SparseFric(model="B", omega_starts=(0.05,), thresholds=np.array([0.1, 1.0]))
+    copy = clone(est)
+    assert copy is not est and copy.get_params()["model"] == "B"
+    np.testing.assert_array_equal(copy.thresholds, est.thresholds)
+    assert copy.set_params(tol=1e-4).tol == 1e-4 and est.tol == 1e-3
+
+
+def test_a_dataframe_fits_as_the_files_do(fast_fit):
+    from_files = SparseFric(**FAST).fit(load_trajectories(sorted(EXAMPLE.glob("train_*.csv"))))
+    np.testing.assert_allclose(_coefficients(fast_fit), _coefficients(from_files), rtol=1e-12)
+    parts = [g for _, g in _role("train").groupby("trajectory", sort=False)]
+    as_list = SparseFric(**FAST).fit([p.drop(columns="trajectory") for p in parts])
+    np.testing.assert_allclose(_coefficients(as_list), _coefficients(fast_fit), rtol=1e-12)
+
+
+def test_validation_data_take_the_same_forms(fast_fit):
+    validate = _role("validate")
+    with_frame = SparseFric(**FAST).fit(_role("train"), validate=validate)
+    parts = [g for _, g in validate.groupby("trajectory", sort=False)]
+    with_list = SparseFric(**FAST).fit(_role("train"), validate=parts)
+    np.testing.assert_array_equal(_coefficients(with_frame), _coefficients(with_list))
+    assert with_frame.result_.sweep.validation_source == "training + validation"
+    empty = SparseFric(**FAST).fit(_role("train"), validate=[])  # no validation data
+    np.testing.assert_array_equal(_coefficients(empty), _coefficients(fast_fit))
+
+
+def test_the_torque_can_be_the_target_y(fast_fit):
+    train = _role("train")
+    by_y = SparseFric(**FAST).fit(train.drop(columns="tau"), train["tau"].to_numpy())
+    np.testing.assert_allclose(_coefficients(by_y), _coefficients(fast_fit), rtol=1e-12)
+    with pytest.raises(OptionError, match="y differs from the column 'tau' of X"):
+        SparseFric(**FAST).fit(train, train["tau"] + 1.0)
+    with pytest.raises(OptionError, match=r"y must hold one torque per row of X \(21759\)"):
+        SparseFric(**FAST).fit(train.drop(columns="tau"), np.ones(5))
+
+
+def test_predict_gives_one_torque_per_row(fast_fit):
+    test = _role("test")
+    tau_hat = fast_fit.predict(test)
+    assert tau_hat.shape == (len(test),)
+    per_trajectory = fast_fit.predict_trajectories(test)
+    assert [len(p) for p in per_trajectory] == list(test.groupby("trajectory").size())
+    np.testing.assert_array_equal(np.concatenate(per_trajectory), tau_hat)
+    # the measured torque is not needed to predict
+    np.testing.assert_allclose(fast_fit.predict(test.drop(columns="tau")), tau_hat, rtol=1e-12)
+    error = np.linalg.norm(test["tau"] - tau_hat) / np.linalg.norm(test["tau"])
+    assert error == pytest.approx(fast_fit.relative_error(test), rel=1e-12)
+    assert error < 0.35  # Coulomb + viscous without Stribeck term or dynamics
+
+
+def test_score_is_r2_of_the_measured_torque(fast_fit):
+    test = _role("test")
+    tau = test["tau"].to_numpy()
+    residual = tau - fast_fit.predict(test)
+    r2 = 1 - residual @ residual / np.sum((tau - tau.mean()) ** 2)
+    assert fast_fit.score(test) == pytest.approx(r2, rel=1e-12)
+    assert fast_fit.score(test.drop(columns="tau"), tau) == pytest.approx(r2, rel=1e-12)
+    assert 0.8 < r2 < 1
+
+
+def test_an_array_is_one_trajectory(fast_fit):
+    test = _role("test")
+    first = test[test["trajectory"] == test["trajectory"].iloc[0]]
+    tau_hat = fast_fit.predict(first[["t", "q"]].to_numpy())
+    np.testing.assert_allclose(tau_hat, fast_fit.predict(first), rtol=1e-12)
+    with pytest.raises(OptionError, match="got 4 columns"):
+        fast_fit.predict(np.ones((60, 4)))
+
+
+@pytest.mark.parametrize("X, error, message", [
+    ("not data", OptionError, "X must be a DataFrame with columns t, q, tau"),
+    ([pd.DataFrame(), 3], OptionError, r"X\[1\] must be a DataFrame or a Trajectory, got int"),
+    ([], OptionError, "X holds no trajectory"),
+    (pd.DataFrame({"t": np.arange(60.0), "tau": np.arange(60.0)}), DataError,
+     "X: no column 'q'"),
+])
+def test_bad_inputs_are_named(X, error, message):
+    with pytest.raises(error, match=message):
+        SparseFric(**FAST).fit(X)
+
+
+def test_trajectory_rows_must_be_contiguous():
+    train = _role("train")
+    shuffled = pd.concat([train.iloc[:100], train.iloc[-100:], train.iloc[100:-100]])
+    with pytest.raises(DataError, match="the rows of trajectory 'train_v0p127' are not "
+                                        "contiguous"):
+        SparseFric(**FAST).fit(shuffled)
+
+
+def test_unfitted_estimator_says_so():
+    with pytest.raises(NotFittedError):
+        SparseFric().predict(_role("test"))
+    with pytest.raises(NotFittedError):
+        SparseFric().equations()
+
+
+def test_print_model_writes_the_equation_with_units(fast_fit, capsys):
+    fast_fit.print_model()
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == fast_fit.equations()
+    assert printed[0].startswith("τ = ") and "kg·m² q̈" in printed[0]
+    assert "sign(q̇) g(q̇)" in printed[0] and printed[1].startswith("g(q̇) = ")
+    plain = fast_fit.equations(precision=4, unicode=False)
+    assert all(line.isascii() for line in plain) and plain[0].startswith("tau = ")
+
+
+def test_grid_search_over_trajectories():
+    df = _frame()
+    cv = GroupKFold(n_splits=3)
+    search = GridSearchCV(SparseFric(**FAST), {"model": ["A", "B"]}, cv=cv,
+                          error_score="raise").fit(df, groups=df["trajectory"])
+    scores = search.cv_results_["mean_test_score"]
+    assert np.all((scores > 0.8) & (scores < 1))
+    assert search.best_params_ == {"model": ["A", "B"][int(np.argmax(scores))]}
+    # each fold: fitted on whole trajectories, scored on the others' rows
+    train, test = next(cv.split(df, groups=df["trajectory"]))
+    assert not set(df["trajectory"].iloc[train]) & set(df["trajectory"].iloc[test])
+    by_hand = SparseFric(**FAST, model="B").fit(df.iloc[train]).score(df.iloc[test])
+    assert search.cv_results_["split0_test_score"][1] == pytest.approx(by_hand, rel=1e-12)
+    assert len(search.best_estimator_.predict(df)) == len(df)
+
+
+# ------------------------------------------------------------------ scikit-learn's checks
+_RANDOM_ROWS = ("fits random i.i.d. rows; a trajectory is a time series: uniformly sampled, "
+                "at least 50 samples, columns (t, q[, tau])")
+#: The checks of ``sklearn.utils.estimator_checks`` that cannot apply, and why. Every other
+#: check runs and passes.
+NOT_APPLICABLE = {
+    **{name: _RANDOM_ROWS for name in (
+        "check_fit_score_takes_y", "check_estimators_overwrite_params",
+        "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
+        "check_readonly_memmap_input", "check_n_features_in_after_fitting",
+        "check_estimators_dtypes", "check_dtype_object", "check_pipeline_consistency",
+        "check_estimators_nan_inf", "check_estimators_pickle",
+        "check_f_contiguous_array_estimator", "check_regressors_train",
+        "check_regressor_data_not_an_array", "check_regressors_no_decision_function",
+        "check_supervised_y_2d", "check_regressors_int", "check_dict_unchanged",
+        "check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in",
+        "check_fit2d_predict1d", "check_positive_only_tag_during_fit")},
+    "check_methods_sample_order_invariance": "rows are samples of a time series: their order "
+                                             "is the signal (q̇, q̈ and z come from it)",
+    "check_methods_subset_invariance": "a torque prediction depends on the neighbouring "
+                                       "samples (differentiation, the LuGre state z)",
+    "check_array_api_input": "the fit runs on numpy (compiled kernels), not the array API",
+}
+
+
+def _name(check) -> str:
+    check = getattr(check, "__wrapped__", check)
+    return getattr(check, "func", check).__name__
+
+
+_CHECKS = list(estimator_checks_generator(SparseFric(), expected_failed_checks=NOT_APPLICABLE,
+                                          mark="skip"))
+
+
+def test_the_skip_list_names_real_checks():
+    assert set(NOT_APPLICABLE) <= {_name(check) for _, check in _CHECKS}
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("estimator, check", _CHECKS,
+                         ids=[f"{i}-{_name(c)}" for i, (_, c) in enumerate(_CHECKS)])
+def test_scikit_learn_check(estimator, check):
+    check(estimator)
