@@ -100,7 +100,8 @@ class ParameterUncertainty:
         One row per parameter, then per derived quantity (``breakaway``, ``g0``): ``name`` (the
         file's interval name, e.g. ``inertia``, ``stribeck:1.5``, ``viscous:3``), ``kind``
         (``parameter`` or ``derived``), ``unit``, ``estimate``, ``std``, ``lower``, ``upper``
-        (in the unit).
+        (in the unit); fast only: ``gap``, the prediction-error optimum minus the estimate
+        (:func:`optimum_step`) [unit].
     velocity : ndarray
         Velocities q̇ [rad/s | m/s] of the static-curve band.
     static_estimate, static_lower, static_upper : ndarray
@@ -121,6 +122,8 @@ class ParameterUncertainty:
     covariance : ndarray, optional
         Fast only: covariance of the linearised parameters (``stribeck_velocity`` and ``sigma0``
         in natural logarithm), in the order of ``table``'s parameter rows.
+    critical : float, optional
+        Fast only: the critical value c of the intervals (:func:`critical_value`) [-].
     """
 
     method: str
@@ -136,6 +139,7 @@ class ParameterUncertainty:
     lugre_share: float | None = None
     lags: tuple[int, ...] = ()
     covariance: np.ndarray | None = field(default=None, repr=False)
+    critical: float | None = None
 
     def interval(self, name: str) -> tuple[float, float]:
         """(lower, upper) of parameter or derived quantity ``name`` [its unit]."""
@@ -518,33 +522,73 @@ def hac_covariance(J: np.ndarray, residual: np.ndarray, bounds: Sequence[tuple[i
 
 
 # ---------------------------------------------------------------------------- fast method
-def _z(level: float) -> float:
-    """Two-sided normal quantile of coverage ``level``."""
-    return float(norm.ppf(0.5 + 0.5 * level))
+#: Fixed-b critical values of the Bartlett-kernel HAC t statistic (Kiefer & Vogelsang 2005):
+#: one-sided probability p → coefficients of cv(b) = c0 + c1 b + c2 b² + c3 b³, b = L/n.
+FIXED_B = {0.90: (1.2816, 1.3040, 0.5135, -0.3386), 0.95: (1.6449, 2.1859, 0.3142, -0.3427),
+           0.975: (1.9600, 2.9694, 0.4160, -0.5324), 0.99: (2.3263, 4.1618, 0.5368, -0.9620)}
 
 
-def _parameter_rows(names: Sequence[str], values: np.ndarray, sd: np.ndarray, z: float,
-                    axis: str) -> list[dict]:
-    """Rows of the parameter table: normal intervals, in ln θ for :data:`LOG_PARAMETERS`.
+def critical_value(level: float, b: float) -> float:
+    r"""Two-sided critical value of a Bartlett-kernel HAC t statistic with lag window b = L/n.
 
-    ``sd`` is in linearisation coordinates (of ln θ for the log parameters).
+    The fixed-b limit (Kiefer & Vogelsang 2005) of the 1 − (1 − ``level``)/2 quantile,
+
+    .. math:: c(b) = c_0 + c_1 b + c_2 b^2 + c_3 b^3,
+
+    tabulated for one-sided probabilities 0.90, 0.95, 0.975, 0.99; between them the ratio
+    c(b)/c(0) is interpolated linearly in the probability (held constant outside). c(0) is the
+    normal quantile. A long window (large b) estimates the long-run variance from few
+    effective blocks, which the larger value accounts for: at b = 0.25 it is 2.72 instead of
+    1.96 for 95 %.
     """
-    rows = []
-    for name, v, s in zip(names, values, sd, strict=True):
-        if name in LOG_PARAMETERS:
-            std, lo, hi = v * s, v * math.exp(-z * s), v * math.exp(z * s)
-        else:
-            std, lo, hi = s, v - z * s, v + z * s
-        rows.append({"name": name, "kind": "parameter", "unit": _unit(name, axis),
-                     "estimate": v, "std": std, "lower": lo, "upper": hi})
-    return rows
+    p = 0.5 + 0.5 * level
+    keys = sorted(FIXED_B)
+    ratios = [np.polyval(FIXED_B[k][::-1], b) / FIXED_B[k][0] for k in keys]
+    return float(norm.ppf(p) * np.interp(p, keys, ratios))
 
 
-def _derived_rows(estimate: np.ndarray, sd: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-                  axis: str) -> list[dict]:
-    return [{"name": n, "kind": "derived", "unit": units(axis)["tau"], "estimate": e,
-             "std": s, "lower": lo, "upper": hi}
-            for n, e, s, lo, hi in zip(DERIVED, estimate, sd, lower, upper, strict=False)]
+def optimum_step(model: JointModel, rec: Records, names: Sequence[str], J: np.ndarray,
+                 residual: np.ndarray, halvings: int = 4) -> np.ndarray:
+    r"""The Gauss–Newton step from the estimate towards the prediction-error optimum.
+
+    δ = argmin ‖r − J δ‖ in linearisation coordinates, halved until the simulated torque's
+    sum of squared residuals decreases (0 if it never does). The pipeline's estimate is not
+    the least-squares optimum of the prediction error: its iterations stop at a tolerance and
+    fit subsets of the samples. The covariance describes the scatter of that optimum, so
+    :func:`fast_uncertainty` widens each interval to reach from the estimate to θ̂ + δ.
+    """
+    d = np.linalg.norm(J, axis=0)
+    d[d == 0] = 1.0
+    step = np.linalg.lstsq(J / d, residual, rcond=None)[0] / d
+    theta = _to_linear(names, parameter_values(model, names))
+    sse = float(residual @ residual)
+    for _ in range(halvings + 1):
+        trial = with_parameters(model, names, _from_linear(names, theta + step))
+        r = rec.tau - model_torque(trial, rec)
+        if np.all(np.isfinite(r)) and float(r @ r) < sse:
+            return step
+        step = 0.5 * step
+    return np.zeros_like(step)
+
+
+def _intervals(estimate: np.ndarray, optimum: np.ndarray, sd: np.ndarray, c: float
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """[min(estimate, optimum) − c·sd, max(estimate, optimum) + c·sd]."""
+    return np.minimum(estimate, optimum) - c * sd, np.maximum(estimate, optimum) + c * sd
+
+
+def _parameter_rows(names: Sequence[str], theta: np.ndarray, step: np.ndarray, sd: np.ndarray,
+                    c: float, axis: str) -> pd.DataFrame:
+    """Parameter rows (natural units) from linearisation coordinates: estimate θ̂, optimum
+    θ̂ + δ and sd (of ln θ for :data:`LOG_PARAMETERS`)."""
+    lo, hi = _intervals(theta, theta + step, sd, c)
+    value = _from_linear(names, theta)
+    log = np.array([n in LOG_PARAMETERS for n in names])
+    return pd.DataFrame({
+        "name": list(names), "kind": "parameter", "unit": [_unit(n, axis) for n in names],
+        "estimate": value, "std": np.where(log, value * sd, sd),
+        "lower": _from_linear(names, lo), "upper": _from_linear(names, hi),
+        "gap": _from_linear(names, theta + step) - value})
 
 
 def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: float = 0.95,
@@ -558,16 +602,21 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
 
     .. math:: \operatorname{Cov}\hat\theta = B^{-1} S B^{-1}
 
-    with the Newey–West long-run score sum S (:func:`hac_covariance`, lag windows from
-    :func:`bandwidth`). Intervals θ̂ ± z·sd (z the normal quantile of ``level``), in ln θ for Ω_s
-    and σ0. Derived quantities (break-away torque, g(0) = f_c + ΣA [N·m]) and the static curve
-    τ_ss(q̇) at ``velocity`` by the delta method, ∇f Cov ∇fᵀ.
+    with the Newey–West long-run score sum S (:func:`hac_covariance`, lag windows L from
+    :func:`bandwidth`). The interval of a parameter (in ln θ for Ω_s and σ0) is
+
+    .. math:: [\min(\hat\theta, \theta^*) - c\,s,\; \max(\hat\theta, \theta^*) + c\,s]
+
+    with s its standard deviation, θ* = θ̂ + δ the prediction-error optimum one Gauss–Newton
+    step away (:func:`optimum_step`; δ is the ``gap`` column) and c the fixed-b critical value
+    of ``level`` at b = ΣL/n (:func:`critical_value`). Derived quantities (break-away torque,
+    g(0) = f_c + ΣA [N·m]) and the static curve τ_ss(q̇) at ``velocity`` by the delta method,
+    ∇f Cov ∇fᵀ, with the same rule.
 
     **Not included**: the uncertainty of the structure selection (which terms, which δ) —
-    use :func:`bootstrap_uncertainty` for that — and biases of the preprocessing or of the
-    model class. The estimate is treated as the prediction-error least-squares estimate, which
-    it approximates. About 10 evaluations of the friction along the data: ≈ 0.1 s for 50 000
-    samples.
+    use :func:`bootstrap_uncertainty` for that — and biases of the preprocessing (smoothed
+    derivatives) or of the model class. About 15 evaluations of the friction along the data:
+    ≈ 0.2 s of CPU for 50 000 samples.
 
     Parameters
     ----------
@@ -588,7 +637,8 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     Returns
     -------
     ParameterUncertainty
-        ``method`` = ``"fast"``, with the covariance and the lag windows.
+        ``method`` = ``"fast"``; ``table`` has a ``gap`` column (θ* − θ̂ [unit]); with the
+        covariance, the lag windows and the critical value.
     """
     base = model.with_(validity=None, uncertainty=None)
     rec = Records.of(data, torque)
@@ -597,22 +647,29 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     residual = rec.tau - tau_hat
     lags = bandwidth(residual, J * residual[:, None], rec.bounds, factor)
     cov = hac_covariance(J, residual, rec.bounds, lags)
-    values = parameter_values(base, names)
+    step = optimum_step(base, rec, names, J, residual)
+    c = critical_value(level, sum(lags) / len(rec))
     v_min, v_max = _speed_range(data)
     grid = static_velocity_grid(v_max, v_min) if velocity is None else np.asarray(velocity)
-    derived, sd_derived = _delta_method(base, names, cov, grid, v_max)
-    z = _z(level)
-    lower, upper = derived - z * sd_derived, derived + z * sd_derived
-    table = pd.DataFrame(_parameter_rows(names, values, np.sqrt(np.diag(cov)), z, base.axis)
-                         + _derived_rows(derived, sd_derived, lower, upper, base.axis))
+    theta = _to_linear(names, parameter_values(base, names))
+    params = _parameter_rows(names, theta, step, np.sqrt(np.diag(cov)), c, base.axis)
+    derived, sd, optimum = _delta_method(base, names, cov, step, grid, v_max)
+    lower, upper = _intervals(derived, optimum, sd, c)
     k = len(DERIVED)
-    return ParameterUncertainty("fast", level, table, grid, derived[k:], lower[k:], upper[k:],
-                                lags=lags, covariance=cov)
+    rows = pd.DataFrame({"name": list(DERIVED), "kind": "derived",
+                         "unit": units(base.axis)["tau"], "estimate": derived[:k],
+                         "std": sd[:k], "lower": lower[:k], "upper": upper[:k],
+                         "gap": optimum[:k] - derived[:k]})
+    return ParameterUncertainty("fast", level, pd.concat([params, rows], ignore_index=True),
+                                grid, derived[k:], lower[k:], upper[k:], lags=lags,
+                                covariance=cov, critical=c)
 
 
-def _delta_method(model: JointModel, names: Sequence[str], cov: np.ndarray,
-                  velocity: np.ndarray, v_max: float) -> tuple[np.ndarray, np.ndarray]:
-    """Derived values (:func:`derived_values`) and their standard deviations ∇f Cov ∇fᵀ."""
+def _delta_method(model: JointModel, names: Sequence[str], cov: np.ndarray, step: np.ndarray,
+                  velocity: np.ndarray, v_max: float
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Derived values (:func:`derived_values`) at the estimate, their standard deviations
+    √(∇f Cov ∇fᵀ), and their values at the optimum θ̂ + ``step``."""
     theta = _to_linear(names, parameter_values(model, names))
 
     def f(t: np.ndarray) -> np.ndarray:
@@ -621,7 +678,7 @@ def _delta_method(model: JointModel, names: Sequence[str], cov: np.ndarray,
 
     G = central_differences(f, theta, fd_steps(names, theta, model.g0), range(len(names)))
     var = np.einsum("ij,jk,ik->i", G, cov, G)
-    return f(theta), np.sqrt(np.maximum(var, 0.0))
+    return f(theta), np.sqrt(np.maximum(var, 0.0)), f(theta + step)
 
 
 # ---------------------------------------------------------------------------- block bootstrap

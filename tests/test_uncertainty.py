@@ -255,3 +255,22 @@ def test_findings_name_wide_intervals_and_unstable_terms():
     assert "σ0" in found[0].message and "qd^3" in found[1].message
     assert u.to_dict()["inclusion"] == {"qd": 1.0, "qd^3": 0.3, "qd^5": 0.8}
     assert u.to_dict()["resamples"] == 18 and "static_curve" not in u.to_dict()
+
+
+def test_fixed_b_critical_values():
+    from sparsefric.uncertainty import critical_value
+
+    assert critical_value(0.95, 0.0) == pytest.approx(1.95996, abs=1e-4)
+    assert critical_value(0.95, 0.25) == pytest.approx(2.72, abs=0.01)  # simulated: 2.69
+    assert critical_value(0.90, 0.1) == pytest.approx(1.866, abs=0.01)
+    assert critical_value(0.95, 0.1) < critical_value(0.95, 0.2) < critical_value(0.99, 0.2)
+
+
+def test_intervals_reach_from_the_estimate_to_the_prediction_error_optimum():
+    rng = np.random.default_rng(6)
+    data = prepared_with_noise(EXAMPLE_TRUTH, rng.normal(0, 0.05, 8000))
+    off = EXAMPLE_TRUTH.with_(coulomb=18.5)  # an estimate 0.5 N·m from the optimum
+    u = fast_uncertainty(off, data).table.set_index("name")
+    assert u.loc["coulomb", "gap"] == pytest.approx(-0.5, abs=0.05)
+    assert u.loc["coulomb", "lower"] < 18.0 < u.loc["coulomb", "upper"]
+    assert u.loc["coulomb", "upper"] > 18.5
