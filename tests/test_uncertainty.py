@@ -1,0 +1,276 @@
+"""Uncertainty of identified models: the HAC covariance, the fast method, the block bootstrap."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sparsefric.data import Trajectory
+from sparsefric.diagnostics import Finding
+from sparsefric.feature_library import static_library
+from sparsefric.model import JointModel
+from sparsefric.preprocessing import prepare
+from sparsefric.schema import validate_model_dict
+from sparsefric.simulate import EXAMPLE_TRUTH
+from sparsefric.uncertainty import (
+    ParameterUncertainty,
+    Records,
+    bandwidth,
+    correlation_time,
+    draw_blocks,
+    fast_uncertainty,
+    hac_covariance,
+    inclusion_table,
+    model_terms,
+    model_torque,
+    newey_west,
+    parameter_names,
+    parameter_values,
+    pass_midpoints,
+    percentile_table,
+    record_pieces,
+    resample_tasks,
+    static_velocity_grid,
+    torque_jacobian,
+    uncertainty_findings,
+    with_parameters,
+)
+
+
+def ar1(rng: np.random.Generator, n: int, rho: float, sd: float) -> np.ndarray:
+    """AR(1) noise of stationary standard deviation ``sd``."""
+    e = rng.normal(0.0, sd * np.sqrt(1 - rho**2), n)
+    out = np.empty(n)
+    out[0] = rng.normal(0.0, sd)
+    for i in range(1, n):
+        out[i] = rho * out[i - 1] + e[i]
+    return out
+
+
+# ---------------------------------------------------------------------------- HAC machinery
+def test_newey_west_is_the_bartlett_weighted_sum_of_lagged_products():
+    rng = np.random.default_rng(0)
+    u = rng.normal(size=(40, 3))
+    lag = 4
+    brute = sum((1 - abs(k) / (lag + 1)) * sum(np.outer(u[t], u[t - k])
+                                                for t in range(max(k, 0), 40 + min(k, 0)))
+                for k in range(-lag, lag + 1))
+    assert np.allclose(newey_west(u, lag), brute)
+    assert np.allclose(newey_west(u, 0), u.T @ u)
+
+
+def test_correlation_time_of_white_and_ar1_noise():
+    rng = np.random.default_rng(1)
+    assert correlation_time(rng.normal(size=20_000)) == pytest.approx(1.0, abs=0.15)
+    rho = 0.9  # τ = (1 + ρ)/(1 − ρ) = 19
+    assert correlation_time(ar1(rng, 50_000, rho, 1.0)) == pytest.approx(19.0, rel=0.2)
+    both = correlation_time(np.column_stack([rng.normal(size=5000), np.ones(5000)]))
+    assert both.shape == (2,) and both[1] == 1.0
+
+
+def test_hac_intervals_cover_under_autocorrelated_errors_where_ols_does_not():
+    """Linear regression with AR(1) errors (ρ = 0.97): HAC 95 % intervals cover ≈ 95 %."""
+    rng = np.random.default_rng(2)
+    n, beta = 3000, np.array([1.0, -0.5])
+    t = np.linspace(0, 30, n)
+    X = np.column_stack([np.sin(t), np.sign(np.sin(0.7 * t))])
+    hac, ols = [], []
+    for _ in range(150):
+        r = ar1(rng, n, 0.97, 0.3)
+        b = np.linalg.lstsq(X, X @ beta + r, rcond=None)[0]
+        res = X @ beta + r - X @ b
+        bounds = [(0, n)]
+        cov = hac_covariance(X, res, bounds, bandwidth(res, X * res[:, None], bounds))
+        hac.append(np.abs(b - beta) <= 1.96 * np.sqrt(np.diag(cov)))
+        plain = res @ res / (n - 2) * np.linalg.inv(X.T @ X)
+        ols.append(np.abs(b - beta) <= 1.96 * np.sqrt(np.diag(plain)))
+    assert np.all(np.mean(hac, axis=0) >= 0.85)
+    assert np.all(np.mean(ols, axis=0) <= 0.6)
+
+
+# ---------------------------------------------------------------------------- parameters
+def test_parameter_names_values_and_replacement():
+    names = parameter_names(EXAMPLE_TRUTH)
+    assert names == ("inertia", "gravity_cos", "gravity_sin", "coulomb", "stribeck:1.5",
+                     "stribeck_velocity", "viscous:1", "viscous:3", "sigma0", "sigma1")
+    values = parameter_values(EXAMPLE_TRUTH, names)
+    assert values.tolist() == [1.5, 25.0, -6.0, 18.0, 7.0, 0.08, 9.0, 0.8, 1.5e4, 60.0]
+    changed = with_parameters(EXAMPLE_TRUTH, names, values * 2)
+    assert np.allclose(parameter_values(changed, names), values * 2)
+    static = EXAMPLE_TRUTH.with_(kind="static", stribeck=(), axis="prismatic")
+    assert parameter_names(static) == ("inertia", "offset", "coulomb", "viscous:1", "viscous:3")
+    assert np.isnan(parameter_values(static, ["sigma0", "stribeck_velocity"])).all()
+    assert parameter_values(static, ["stribeck:2", "viscous:5"]).tolist() == [0.0, 0.0]
+
+
+def records(n: int = 3000, dt: float = 1e-3) -> Records:
+    """Two synthetic records of back-and-forth motion through rest."""
+    t = np.arange(n) * dt
+    qd = 0.5 * np.sin(2 * np.pi * t)
+    q, qdd = -0.5 / (2 * np.pi) * np.cos(2 * np.pi * t), np.pi * np.cos(2 * np.pi * t)
+    cat = np.concatenate
+    return Records(cat([q, q]), cat([qd, 2 * qd]), cat([qdd, 2 * qdd]), np.zeros(2 * n),
+                   ((0, n), (n, 2 * n)), (dt, dt))
+
+
+def test_torque_jacobian_matches_finite_differences_of_the_simulated_torque():
+    rec = records()
+    names = parameter_names(EXAMPLE_TRUTH)
+    tau, J = torque_jacobian(EXAMPLE_TRUTH, rec, names)
+    assert np.allclose(tau, model_torque(EXAMPLE_TRUTH, rec))
+    assert np.allclose(J[:, 0], rec.qdd) and np.allclose(J[:, 7], rec.qd**3)
+    theta = parameter_values(EXAMPLE_TRUTH, names)
+    for j in (3, 4, 5, 8, 9):  # coulomb, A, Ω_s, σ0 (in ln), σ1
+        h = 1e-4 * theta[j]
+        up = with_parameters(EXAMPLE_TRUTH, names, theta + h * np.eye(len(names))[j])
+        down = with_parameters(EXAMPLE_TRUTH, names, theta - h * np.eye(len(names))[j])
+        fd = (model_torque(up, rec) - model_torque(down, rec)) / (2 * h)
+        if names[j] in ("stribeck_velocity", "sigma0"):
+            fd = fd * theta[j]  # ∂/∂ln θ
+        assert np.allclose(J[:, j], fd, rtol=1e-3, atol=1e-4 * np.abs(fd).max())
+
+
+def prepared_with_noise(model: JointModel, noise: np.ndarray, n: int = 4000) -> list:
+    """A prepared set of two records whose torque is ``model``'s plus ``noise``."""
+    rec = records(n)
+    tau = model_torque(model, rec) + noise
+    trajs = [Trajectory(t=np.arange(b - a) * 1e-3, q=rec.q[a:b], tau=tau[a:b], qd=rec.qd[a:b],
+                        qdd=rec.qdd[a:b], name=f"r{i}") for i, (a, b) in enumerate(rec.bounds)]
+    return [prepare(trajs, method="given")]
+
+
+def test_fast_uncertainty_table_band_and_model_file_section(tmp_path):
+    rng = np.random.default_rng(3)
+    data = prepared_with_noise(EXAMPLE_TRUTH, ar1(rng, 8000, 0.95, 0.3))
+    u = fast_uncertainty(EXAMPLE_TRUTH, data)
+    assert u.method == "fast" and len(u.lags) == 2
+    assert list(u.table.name) == [*parameter_names(EXAMPLE_TRUTH), "breakaway", "g0"]
+    assert (u.table.lower < u.table.estimate).all() and (u.table.estimate < u.table.upper).all()
+    assert u.interval("sigma0")[0] > 0 and u.interval("stribeck_velocity")[0] > 0
+    assert u.interval("breakaway") == pytest.approx(u.interval("g0"))  # model A: f_c + ΣA
+    assert (u.static_lower <= u.static_estimate).all()
+    assert (u.static_estimate <= u.static_upper).all()
+    assert u.velocity.min() < 0 < u.velocity.max()
+    section = u.to_dict()
+    assert section["method"] == "asymptotic" and "resamples" not in section
+    model = EXAMPLE_TRUTH.with_(uncertainty=u.to_model())
+    validate_model_dict(json.loads(model.to_json()))
+    model.save(tmp_path / "m.json")
+    back = JointModel.load(tmp_path / "m.json").uncertainty
+    assert back == u.to_model() and back.intervals["stribeck:1.5"] == u.interval("stribeck:1.5")
+
+
+def test_fast_uncertainty_of_a_static_model_has_no_bristle_parameters():
+    static = EXAMPLE_TRUTH.with_(kind="static")
+    rng = np.random.default_rng(4)
+    u = fast_uncertainty(static, prepared_with_noise(static, rng.normal(0, 0.3, 8000)))
+    assert "sigma0" not in set(u.table.name) and np.isfinite(u.table["std"]).all()
+
+
+def test_static_velocity_grid_is_symmetric_and_log_spaced():
+    v = static_velocity_grid(2.0, 0.01, n=5)
+    assert np.allclose(v, -v[::-1]) and v[-1] == 2.0 and v[5] == pytest.approx(0.01)
+
+
+# ---------------------------------------------------------------------------- bootstrap parts
+def test_pass_midpoints_cut_steady_passes_not_creep():
+    qd = np.r_[np.full(50, 1e-4), np.full(400, 1.0), np.zeros(50), np.full(400, -1.0),
+               np.full(10, 0.5), np.zeros(30)]
+    q = np.cumsum(qd) * 1e-3
+    from sparsefric.regimes import distance_from_stops
+
+    mid = pass_midpoints(qd, distance_from_stops(q, qd, 1e-3))
+    assert mid.tolist() == [249, 699]  # the creep and the 10-sample correction are no passes
+
+
+def test_block_draws_are_seeded_and_cover_whole_pieces():
+    edges = np.array([0, 100, 300, 500, 700, 800])
+    blocks = draw_blocks(edges, 2, np.random.default_rng(5))
+    assert len(blocks) == 3 and all(b - a in (300, 400, 300) for a, b in blocks)
+    assert all(a in edges and b in edges for a, b in blocks)
+    assert draw_blocks(edges[:3], 2, np.random.default_rng(5)) == [(0, 300)]
+    tasks = resample_tasks([[edges], [edges[:3]]], 2, 4, seed=7)
+    assert tasks == resample_tasks([[edges], [edges[:3]]], 2, 4, seed=7)
+    assert len(tasks) == 4 and tasks[0][1] == [(0, 0, 300)]
+    assert tasks[0] != tasks[1]
+
+
+def test_record_pieces_of_a_prepared_set():
+    data = prepared_with_noise(EXAMPLE_TRUTH, np.zeros(8000))[0]
+    pieces = record_pieces(data)
+    assert len(pieces) == 2
+    for (a, b), edges in zip(data.bounds, pieces, strict=True):
+        assert edges[0] == 0 and edges[-1] == b - a and len(edges) >= 4
+        inner = edges[1:-1]
+        assert np.all(np.abs(data.signals.qd[a + inner]) > 0.9 * np.abs(data.signals.qd[a:b]).max())
+
+
+def test_model_terms_and_inclusion_table():
+    terms = static_library(deltas=(1.5, 2.0), n_viscous=3).terms()
+    assert model_terms(EXAMPLE_TRUTH, terms) == {"qd", "qd^3", "sign(qd)",
+                                                 "sign(qd)*exp(-|qd/Ws|^1.5)"}
+
+    class D:  # the two attributes inclusion_table reads
+        def __init__(self, final):
+            self.final, self.step1 = frozenset(final), frozenset(final)
+
+    table = inclusion_table(terms, EXAMPLE_TRUTH, [D({"qd", "sign(qd)"}), D({"qd", "qd^3"})])
+    row = table.set_index("term")
+    assert row.loc["qd", "final"] == 1.0 and row.loc["qd^3", "final"] == 0.5
+    assert row.loc["qd^2", "final"] == 0.0 and bool(row.loc["qd^3", "selected"])
+    assert list(table.kind.unique()) == ["viscous", "coulomb", "stribeck"]
+
+
+def test_percentile_table_ignores_undefined_resamples():
+    from sparsefric.uncertainty import Target
+
+    names = ("inertia", "sigma0")
+    target = Target(names, "lugre", np.array([0.5]), 2.0)
+    values = np.column_stack([np.linspace(1.4, 1.6, 101), np.r_[np.nan, np.full(100, 1e4)]])
+    derived = np.tile([25.0, 25.0, 20.0], (101, 1))
+    t = percentile_table(EXAMPLE_TRUTH, target, values, derived, 0.9).set_index("name")
+    assert t.loc["inertia", "lower"] == pytest.approx(1.41)
+    assert t.loc["inertia", "upper"] == pytest.approx(1.59)
+    assert t.loc["sigma0", "lower"] == 1e4 and t.loc["sigma0", "std"] == 0.0
+    assert t.loc["breakaway", "estimate"] == pytest.approx(EXAMPLE_TRUTH.breakaway_torque())
+
+
+def test_findings_name_wide_intervals_and_unstable_terms():
+    table = pd.DataFrame({"name": ["inertia", "sigma0"], "kind": "parameter",
+                          "unit": ["kg·m²", "N·m/rad"], "estimate": [1.5, 1e4],
+                          "std": [0.01, 1e4], "lower": [1.48, 1e3], "upper": [1.52, 5e4]})
+    inclusion = pd.DataFrame({"term": ["qd", "qd^3", "qd^5"], "kind": "viscous",
+                              "selected": [True, True, False], "step1": [1.0, 0.4, 0.7],
+                              "final": [1.0, 0.3, 0.8]})
+    empty = np.zeros(0)
+    u = ParameterUncertainty("bootstrap", 0.95, table, empty, empty, empty, empty,
+                             inclusion=inclusion, resamples=18, failed=2, lugre_share=0.4)
+    found = uncertainty_findings(u)
+    assert all(isinstance(f, Finding) for f in found)
+    codes = [f.code for f in found]
+    assert codes == ["wide_interval", "unstable_term", "unstable_term", "lugre_unstable"]
+    assert "σ0" in found[0].message and "qd^3" in found[1].message
+    assert u.to_dict()["inclusion"] == {"qd": 1.0, "qd^3": 0.3, "qd^5": 0.8}
+    assert u.to_dict()["resamples"] == 18 and "static_curve" not in u.to_dict()
+
+
+def test_fixed_b_critical_values():
+    from sparsefric.uncertainty import critical_value
+
+    assert critical_value(0.95, 0.0) == pytest.approx(1.95996, abs=1e-4)
+    assert critical_value(0.95, 0.25) == pytest.approx(2.72, abs=0.01)  # simulated: 2.69
+    assert critical_value(0.90, 0.1) == pytest.approx(1.866, abs=0.01)
+    assert critical_value(0.95, 0.1) < critical_value(0.95, 0.2) < critical_value(0.99, 0.2)
+
+
+def test_intervals_reach_from_the_estimate_to_the_prediction_error_optimum():
+    rng = np.random.default_rng(6)
+    data = prepared_with_noise(EXAMPLE_TRUTH, rng.normal(0, 0.05, 8000))
+    off = EXAMPLE_TRUTH.with_(coulomb=18.5)  # an estimate 0.5 N·m from the optimum
+    u = fast_uncertainty(off, data).table.set_index("name")
+    assert u.loc["coulomb", "gap"] == pytest.approx(-0.5, abs=0.05)
+    assert u.loc["coulomb", "lower"] < 18.0 < u.loc["coulomb", "upper"]
+    assert u.loc["coulomb", "upper"] > 18.5
