@@ -2,18 +2,26 @@
 
 Files are written to a temporary name and renamed into place; a folder of results is written
 into a hidden staging folder beside it and moved into place only when the run has succeeded.
+
+A staging folder is named ``.<out>.staging-<host>-<pid>-<random>``: a run that was killed
+(SIGKILL, a power cut) cannot remove its own, so the next run into the same place removes those
+whose process is gone (:func:`remove_stale_stages`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
+import socket
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from sparsefric.errors import OptionError
+from sparsefric.options import mention
 
 
 @contextlib.contextmanager
@@ -70,12 +78,85 @@ def check_out_dir(out: Path) -> None:
         raise OptionError("out", f"{out}: exists and is not a directory")
 
 
+def refuse_results(out: Path, names: Sequence[str], force: bool) -> None:
+    """Fail before any work when ``out`` holds results of an earlier run and not ``force``.
+
+    Parameters
+    ----------
+    out : Path
+        The results directory.
+    names : sequence of str
+        The names a run writes; any of them in ``out`` marks an earlier run's results.
+    force : bool
+        Replace them (the ``force`` option).
+    """
+    check_out_dir(out)
+    found = [n for n in names if (out / n).exists()] if out.is_dir() else []
+    if found and not force:
+        raise OptionError("out", f"{out}: holds the results of an earlier run ({found[0]}); "
+                                 f"add {mention('force')} to replace them, or choose another "
+                                 "directory")
+
+
+#: Staging folders of processes on other hosts (or of older versions, without a pid) are
+#: removed once they are this old [s].
+STALE_AGE_S = 24 * 3600.0
+_STAGE = re.compile(r"^\.(?P<out>.+)\.staging-(?:(?P<host>[A-Za-z0-9_.]+)-(?P<pid>[0-9]+)-)?"
+                    r"[A-Za-z0-9_]+$")
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname()) or "host"
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _stale(entry: Path, out_name: str) -> bool:
+    m = _STAGE.match(entry.name)
+    if m is None or m["out"] != out_name or not entry.is_dir():
+        return False
+    if m["pid"] is not None and m["host"] == _host():
+        return not _process_alive(int(m["pid"]))
+    try:
+        return time.time() - entry.stat().st_mtime > STALE_AGE_S
+    except OSError:
+        return False
+
+
+def remove_stale_stages(out: Path) -> list[Path]:
+    """Remove the staging folders beside ``out`` that runs which died left behind.
+
+    A folder is stale when its process (named in it) no longer runs on this host, or, for a
+    folder of another host or without a process id, when it is older than
+    :data:`STALE_AGE_S`. Returns the folders removed.
+    """
+    if not out.parent.is_dir():
+        return []
+    removed = []
+    for entry in out.parent.iterdir():
+        if _stale(entry, out.name):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
+
+
 def staged(out: Path, work: Callable[[Path], None], managed: Sequence[str] = ()) -> None:
     """Run ``work(stage)`` in a fresh staging folder beside ``out``, then :func:`publish` it
-    (``managed``: the names a run may write, see there)."""
+    (``managed``: the names a run may write, see there). Stale staging folders of earlier runs
+    into ``out`` are removed first (:func:`remove_stale_stages`)."""
     check_out_dir(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
+    remove_stale_stages(out)
+    prefix = f".{out.name}.staging-{_host()}-{os.getpid()}-"
+    stage = Path(tempfile.mkdtemp(prefix=prefix, dir=out.parent))
     try:
         work(stage)
         publish(stage, out, managed)

@@ -11,8 +11,10 @@ modules it needs when it runs, so ``sparsefric --help`` answers at once.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
 import time
 import warnings
@@ -35,17 +37,42 @@ from sparsefric.options import (
 )
 
 EXIT_USAGE = 2
+#: Exit status after SIGINT (Ctrl-C) and SIGTERM (``kill``, batch schedulers): 128 + signal.
+EXIT_INTERRUPTED = {"SIGINT": 130, "SIGTERM": 143}
+#: Where ``identify`` writes without ``--out``.
+DEFAULT_OUT = "sparsefric-out"
+#: Units of a time column (the keys of :data:`sparsefric.data.TIME_UNITS`).
+TIME_UNITS = ("s", "ms", "us")
 #: Longest open-loop simulation [s] (10⁷ samples at 1 kHz).
 MAX_DURATION_S = 1e4
 
 
+class _Formatter(argparse.HelpFormatter):
+    """Descriptions wrapped as usual; the examples of an epilog kept line by line."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (the usage is one ``--help`` away)."""
+    """argparse with one-line errors (the usage is one ``--help`` away), no abbreviated options
+    (``--sigma0`` must not pass for ``--sigma0-starts``) and examples kept as written."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # noqa: D102
         print(f"sparsefric: error: {message} (see sparsefric {self.prog.split()[-1]} --help)"
               if " " in self.prog else f"sparsefric: error: {message}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
+
+
+def _examples(*lines: str) -> str:
+    return "examples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
 def _argument_type(parse):
@@ -63,25 +90,63 @@ _positive = _argument_type(parse_positive)
 _positive_list = _argument_type(parse_positive_list)
 
 
-def _add_data_options(p: argparse.ArgumentParser) -> None:
+def _parse_fraction(text: str) -> float:
+    value = parse_positive(text)
+    if value >= 1:
+        raise ValueError(f"expected a fraction between 0 and 1, got {text!r}")
+    return value
+
+
+_fraction = _argument_type(_parse_fraction)
+
+
+def _add_output_options(p: argparse.ArgumentParser, default_out: str | None) -> None:
+    g = p.add_argument_group("output")
+    if default_out is None:
+        g.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    else:
+        g.add_argument("--out", default=default_out, metavar="DIR",
+                       help=f"output directory (default: ./{default_out})")
+    g.add_argument("--force", action="store_true",
+                   help="replace the results of an earlier run in --out (without it an "
+                        "existing result folder is left alone and the command stops)")
+    quiet = g.add_mutually_exclusive_group()
+    quiet.add_argument("--quiet", action="store_true",
+                       help="print only warnings and errors (no progress, no results)")
+    quiet.add_argument("--silent", action="store_true", help="print only errors")
+
+
+def _add_data_options(p: argparse.ArgumentParser, differentiation: str = "tv") -> None:
     g = p.add_argument_group("data columns")
-    g.add_argument("--time", default="t", help="time column [s] (default: t)")
-    g.add_argument("--position", default="q", help="position column [rad or m] (default: q)")
-    g.add_argument("--torque", default="tau", help="torque column [N·m or N] (default: tau)")
-    g.add_argument("--velocity", default=None, help="measured velocity column (optional)")
-    g.add_argument("--acceleration", default=None, help="measured acceleration column (optional)")
-    g.add_argument("--trajectory-column", default="trajectory",
+    g.add_argument("--time", default="t", metavar="NAME", help="time column (default: t)")
+    g.add_argument("--time-unit", choices=TIME_UNITS, default="s",
+                   help="unit of the time column (default: s)")
+    g.add_argument("--position", default="q", metavar="NAME",
+                   help="position column [rad, deg with --angle-unit deg, or m] (default: q)")
+    g.add_argument("--torque", default="tau", metavar="NAME",
+                   help="torque column [N·m, or N for a prismatic axis] (default: tau)")
+    g.add_argument("--velocity", default=None, metavar="NAME",
+                   help="measured velocity column (optional; used by --differentiation given)")
+    g.add_argument("--acceleration", default=None, metavar="NAME",
+                   help="measured acceleration column (optional; used by --differentiation "
+                        "given)")
+    g.add_argument("--trajectory-column", default="trajectory", metavar="NAME",
                    help="column that splits a file into trajectories (default: trajectory)")
-    g.add_argument("--angle-unit", choices=ANGLE_UNITS, default="rad")
+    g.add_argument("--angle-unit", choices=ANGLE_UNITS, default="rad",
+                   help="unit of the position, velocity and acceleration columns of a revolute "
+                        "joint; degrees are converted to rad (default: rad)")
     g.add_argument("--resample", action="store_true",
                    help="interpolate irregularly sampled files onto a uniform grid")
     g = p.add_argument_group("preprocessing")
-    g.add_argument("--differentiation", choices=DIFFERENTIATION,
-                   default="tv", help="how q̇, q̈ are obtained (default: tv)")
-    g.add_argument("--regularization", type=_positive, default=None,
+    g.add_argument("--differentiation", choices=DIFFERENTIATION, default=differentiation,
+                   help="how q̇, q̈ are obtained: total-variation regularised (tv), "
+                   "Butterworth, Savitzky–Golay or the given columns "
+                   f"(default: {differentiation})")
+    g.add_argument("--regularization", type=_positive, default=None, metavar="KAPPA",
                    help="TV regularisation κ (default: chosen automatically)")
-    g.add_argument("--cutoff-hz", type=_positive, default=None,
-                   help="Butterworth cutoff [Hz]")
+    g.add_argument("--cutoff-hz", type=_positive, default=None, metavar="HZ",
+                   help="Butterworth cutoff [Hz] (--differentiation butterworth and the "
+                        "baselines; default: their own)")
 
 
 def _load(paths: Sequence[str], args: argparse.Namespace):
@@ -97,36 +162,70 @@ def _preprocessor(args: argparse.Namespace):
     return Preprocessor(args.differentiation, args.regularization, args.cutoff_hz)
 
 
+def _say(args: argparse.Namespace, text: str) -> None:
+    """Print a result line unless ``--quiet``, ``--silent`` or ``--json``."""
+    if not (args.quiet or args.silent or getattr(args, "json", False)):
+        print(text)
+
+
+def _warn(args: argparse.Namespace, text: str) -> None:
+    """Print a warning on stderr unless ``--silent``."""
+    if not args.silent:
+        print(f"sparsefric: warning: {as_flags(text)}", file=sys.stderr)
+
+
 # ------------------------------------------------------------------------------ identify
 #: identify options that only sparsefric uses (their defaults come from the parser).
 _SPARSEFRIC_ONLY = ("model", "static_only", "library", "offset", "omega_starts", "aic_parts",
                     "presliding_distance", "nu", "tanh_k")
 
+_IDENTIFY_EXAMPLES = _examples(
+    "sparsefric identify data/example/train_*.csv --validate data/example/validate_*.csv \\",
+    "    --test data/example/test_*.csv --out results/example",
+    "sparsefric identify data/emps/emps_estimation.csv --axis prismatic --holdout 0.3 \\",
+    "    --out results/emps",
+    "sparsefric identify run.csv --time-unit ms --method idim-ls --out results/idim --force")
+
 
 def _identify_parser(sub) -> None:
     p = sub.add_parser("identify", help="identify a joint model from trajectories",
                        description="Steps 0–3: differentiation, static structure by SR3 and "
-                                   "AICc, then the LuGre iterations.")
+                                   "AICc, then the LuGre iterations. Writes model.json, "
+                                   "report.html and the tables of the fit into --out.",
+                       epilog=_IDENTIFY_EXAMPLES)
     p.add_argument("train", nargs="+", help="training CSV/Parquet files")
-    p.add_argument("--validate", nargs="+", default=[], help="validation files (AICc)")
-    p.add_argument("--test", nargs="+", default=[], help="test files (reported errors)")
-    p.add_argument("--axis", choices=AXES, default="revolute")
+    p.add_argument("--validate", nargs="+", default=[], metavar="FILE",
+                   help="validation files (AICc is scored on them with the training data)")
+    p.add_argument("--test", nargs="+", default=[], metavar="FILE",
+                   help="test files: the torque error quoted as the headline")
+    p.add_argument("--holdout", type=_fraction, default=None, metavar="FRACTION",
+                   help="hold out the last FRACTION (e.g. 0.3) of every training and "
+                        "validation record as test data")
+    p.add_argument("--axis", choices=AXES, default="revolute",
+                   help="revolute joint [rad, N·m] with gravity terms, or prismatic axis "
+                        "[m, N] with a constant offset (default: revolute)")
     p.add_argument("--library", default="full", choices=LIBRARIES,
                    help="candidate library (default: full)")
-    p.add_argument("--offset", action="store_true", help="add a torque offset (revolute)")
-    p.add_argument("--static-only", action="store_true", help="stop after step 1")
+    p.add_argument("--offset", action="store_true",
+                   help="add a constant torque offset to a revolute joint's candidates")
+    p.add_argument("--static-only", action="store_true",
+                   help="stop after step 1 (static friction, no LuGre state)")
     p.add_argument("--model", choices=("A", "B", "both"), default="A",
-                   help="A: sign(q̇); B: tanh(K q̇); both: side by side")
-    p.add_argument("--tanh-k", type=_positive, default=150.0, help="K of model B [s/rad]")
-    p.add_argument("--omega-starts", type=_positive_list, default=None,
+                   help="friction sign function: A = sign(q̇) (default), B = tanh(K q̇), "
+                        "both = two models side by side (subfolders A/ and B/)")
+    p.add_argument("--tanh-k", type=_positive, default=150.0, metavar="K",
+                   help="K of model B's tanh(K q̇) [s/rad] (default: 150)")
+    p.add_argument("--omega-starts", type=_positive_list, default=None, metavar="LIST",
                    help="initial Ω_s values [rad/s], comma-separated")
-    p.add_argument("--sigma0-starts", type=_positive_list, default=None,
+    p.add_argument("--sigma0-starts", type=_positive_list, default=None, metavar="LIST",
                    help="initial σ0 values [N·m/rad or N/m], comma-separated "
                    "(default: scaled from the step-1 break-away level)")
-    p.add_argument("--nu", type=_positive, default=0.01, help="SR3 relaxation ν")
-    p.add_argument("--aic-parts", type=int, default=None, help="m of AICc")
-    p.add_argument("--presliding-distance", type=_positive, default=None,
-                   help="distance [rad] from stops left out of the static fits")
+    p.add_argument("--nu", type=_positive, default=0.01, help="SR3 relaxation ν (default: 0.01)")
+    p.add_argument("--aic-parts", type=int, default=None, metavar="M",
+                   help="number m of validation parts of AICc (default: max(10, 4(p+2)))")
+    p.add_argument("--presliding-distance", type=_positive, default=None, metavar="DIST",
+                   help="distance [rad or m] from stops left out of the static fits "
+                        "(default: chosen from the data)")
     p.add_argument("--method", choices=METHODS, default=METHODS[0],
                    help="sparsefric (default) or a baseline: idim-ls (rigid body + Coulomb + "
                         "viscous by least squares), output-error (LuGre by nonlinear least "
@@ -134,9 +233,9 @@ def _identify_parser(sub) -> None:
                         "moves, σ0, σ1 from --presliding)")
     p.add_argument("--presliding", default=None, metavar="FILE",
                    help="pre-sliding record (torque below break-away) for --method two-step")
-    p.add_argument("--out", default="sparsefric-out", help="output directory")
-    p.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    p.add_argument("--json", action="store_true", help="print a machine-readable summary")
+    _add_output_options(p, DEFAULT_OUT)
+    p.add_argument("--json", action="store_true",
+                   help="print a machine-readable summary instead of the results")
     _add_data_options(p)
     p.set_defaults(run=_run_identify, sparsefric_only={
         name: p.get_default(name) for name in _SPARSEFRIC_ONLY})
@@ -152,7 +251,13 @@ def _estimator(args: argparse.Namespace, model: str):
                       static_only=args.static_only, differentiation=args.differentiation,
                       regularization=args.regularization, cutoff_hz=args.cutoff_hz,
                       presliding_distance=args.presliding_distance,
-                      progress=not (args.quiet or args.json) and sys.stderr.isatty())
+                      progress=_interactive(args))
+
+
+def _interactive(args: argparse.Namespace) -> bool:
+    """Whether to draw progress bars: results are printed and stderr is a terminal."""
+    return not (args.quiet or args.silent or getattr(args, "json", False)) and \
+        sys.stderr.isatty()
 
 
 def _model_lines(m) -> list[str]:
@@ -160,33 +265,53 @@ def _model_lines(m) -> list[str]:
     return [f"  {name:<26} {value: .6g} {unit}" for name, unit, value in m.parameters()]
 
 
-def _print_terms(result, label: str) -> None:
+def _story(result, label: str) -> list[str]:
+    """The selected terms, the model's parameters and whether the iterations converged."""
     n_active = int(result.terms.active.sum())
-    print(f"{label}step 1 kept {n_active} of {len(result.terms)} candidates (AICc on "
-          f"{result.sweep.validation_source} data); "
-          + ("terms re-selected with the dynamic columns; " if result.refined else "")
-          + f"model ({result.model.kind}):")
-    print("\n".join(_model_lines(result.model)))
+    lines = [f"{label}step 1 kept {n_active} of {len(result.terms)} candidates (AICc on "
+             f"{result.sweep.validation_source} data); "
+             + ("terms re-selected with the dynamic columns; " if result.refined else "")
+             + f"model ({result.model.kind}):", *_model_lines(result.model)]
     if result.model.kind == "lugre":
         state = "converged" if result.converged else "NOT converged"
-        print(f"{label}{state}: {result.convergence_reason}")
+        lines.append(f"{label}{state}: {result.convergence_reason}")
+    return lines
 
 
-def _run_identify(args: argparse.Namespace) -> int:
-    from sparsefric.atomic import check_out_dir, staged
-    from sparsefric.outputs import RESULT_NAMES, write_results
+def _split_holdout(args: argparse.Namespace, train, validate, test):
+    """Training, validation and test records after ``--holdout``."""
+    if not args.holdout:
+        return train, validate, test
+    from sparsefric.data import holdout
 
-    _check_method_options(args)
+    train, held = holdout(train, args.holdout)
+    if validate:
+        validate, held_val = holdout(validate, args.holdout)
+        held += held_val
+    return train, validate, (test or []) + held
+
+
+def _data_sets(args: argparse.Namespace):
+    """The training, validation and test records of ``identify``."""
     train = _load(args.train, args)
     validate = _load(args.validate, args) if args.validate else None
     test = _load(args.test, args) if args.test else None
+    train, validate, test = _split_holdout(args, train, validate, test)
+    return train, validate or None, test or None
+
+
+def _run_identify(args: argparse.Namespace) -> int:
+    from sparsefric.atomic import refuse_results, staged
+    from sparsefric.outputs import RESULT_NAMES, write_results
+
+    out = Path(args.out)
+    refuse_results(out, RESULT_NAMES, args.force)
+    _check_method_options(args)
+    train, validate, test = _data_sets(args)
     if args.method != "sparsefric":
         return _run_baseline(args, train, validate, test)
     models = ("A", "B") if args.model == "both" else (args.model,)
-    out = Path(args.out)
-    check_out_dir(out)
     fitted = {m: _estimator(args, m).fit(train, validate=validate).result_ for m in models}
-
     summaries: dict[str, dict] = {}
 
     def work(stage: Path) -> None:
@@ -198,16 +323,14 @@ def _run_identify(args: argparse.Namespace) -> int:
     staged(out, work, RESULT_NAMES)
     if args.json:
         print(json.dumps(summaries if len(fitted) > 1 else summaries[models[0]]))
-    elif not args.quiet:
-        for name, result in fitted.items():
-            _print_terms(result, f"[model {name}] " if len(fitted) > 1 else "")
-        for name, result in fitted.items():
-            for text in result.warnings:
-                print(f"sparsefric: warning{f' [model {name}]' if len(fitted) > 1 else ''}: "
-                      f"{as_flags(text)}", file=sys.stderr)
-        if validate is None:
-            print("no --validate files: AICc was computed on the training data")
-        print(f"results written to {out}/")
+    for name, result in fitted.items():
+        label = f"[model {name}] " if len(fitted) > 1 else ""
+        for text in result.warnings:
+            _warn(args, f"{label}{text}")
+        _say(args, "\n".join(_story(result, label)))
+    if validate is None:
+        _say(args, "no --validate files: AICc was computed on the training data")
+    _say(args, f"results written to {out}/")
     return 0
 
 
@@ -223,31 +346,37 @@ def _check_method_options(args: argparse.Namespace) -> None:
         raise OptionError("sigma0_starts", "applies to --method sparsefric and output-error")
 
 
+def _baseline_errors(args: argparse.Namespace, models: dict, sets: dict) -> dict:
+    """‖τ − τ̂‖/‖τ‖ [-] of each model on each data set (prepared once per set)."""
+    prepare = _preprocessor(args).prepare
+    prepared = {role: prepare(trajs) for role, trajs in sets.items() if trajs}
+    return {label: {role: p.relative_error(m) for role, p in prepared.items()}
+            for label, m in models.items()}
+
+
 def _run_baseline(args: argparse.Namespace, train, validate, test) -> int:
     """``identify --method`` with a baseline: model.json and a summary of its errors."""
-    from sparsefric.atomic import check_out_dir, staged
+    from sparsefric.atomic import staged
     from sparsefric.baselines import fit_baseline
     from sparsefric.outputs import RESULT_NAMES, stamped
 
     presliding = _load([args.presliding], args)[0] if args.presliding else None
     out = Path(args.out)
-    check_out_dir(out)
     t0 = time.perf_counter()
     model = fit_baseline(args.method, train, args.axis, validate=validate or (),
                          presliding=presliding, cutoff_hz=args.cutoff_hz,
                          sigma0_starts=args.sigma0_starts)
     wall = time.perf_counter() - t0
-    prepare = _preprocessor(args).prepare
-    errors = {role: prepare(trajs).relative_error(model)
-              for role, trajs in (("train", train), ("validate", validate), ("test", test))
-              if trajs}
+    errors = _baseline_errors(args, {args.method: model},
+                              {"train": train, "validate": validate, "test": test})
     summary = {"method": args.method, "axis": args.axis, "kind": model.kind,
-               "wall_time_s": wall, "relative_error": errors,
+               "wall_time_s": wall, "relative_error": errors[args.method],
                "parameters": [{"name": n, "unit": u, "value": v}
                               for n, u, v in model.parameters()]}
     lines = [f"{args.method} ({model.kind} model), identified in {wall:.2f} s:",
              *_model_lines(model),
-             *(f"  ‖τ − τ̂‖/‖τ‖ on the {role} data: {err:.4f}" for role, err in errors.items())]
+             *(f"  ‖τ − τ̂‖/‖τ‖ on the {role} data: {100 * err:.2f} %"
+               for role, err in errors[args.method].items())]
 
     def work(stage: Path) -> None:
         (stage / "summary.json").write_text(json.dumps(summary, indent=1))
@@ -258,18 +387,22 @@ def _run_baseline(args: argparse.Namespace, train, validate, test) -> int:
     staged(out, work, RESULT_NAMES)
     if args.json:
         print(json.dumps(summary))
-    elif not args.quiet:
-        print("\n".join(lines))
-        print(f"results written to {out}/")
+    _say(args, "\n".join(lines))
+    _say(args, f"results written to {out}/")
     return 0
 
 
 # ------------------------------------------------------------------------------ predict
 def _predict_parser(sub) -> None:
-    p = sub.add_parser("predict", help="evaluate a model on a trajectory")
+    p = sub.add_parser("predict", help="evaluate a model on a trajectory",
+                       description="Predict the torque of recorded trajectories with a model "
+                                   "file and print the relative torque error.",
+                       epilog=_examples("sparsefric predict results/example/model.json "
+                                        "data/example/test_v1p4.csv --out prediction.csv"))
     p.add_argument("model", help="model file (model.json)")
     p.add_argument("data", nargs="+", help="trajectory files")
-    p.add_argument("--out", default=None, help="CSV with t, tau, tau_hat")
+    p.add_argument("--out", default=None, metavar="CSV",
+                   help="write t, tau, tau_hat to this CSV file (default: print the error only)")
     _add_data_options(p)
     p.set_defaults(run=_run_predict)
 
@@ -292,28 +425,39 @@ def _run_predict(args: argparse.Namespace) -> int:
         with atomic_path(args.out) as tmp:
             pd.DataFrame({"t": t, "tau": prep.tau_raw, "tau_hat": tau_hat}).to_csv(tmp,
                                                                                  index=False)
-    print(f"relative RMS torque error ‖τ − τ̂‖/‖τ‖ = {prep.relative_error(model):.4f}")
+    print(f"relative RMS torque error ‖τ − τ̂‖/‖τ‖ = {100 * prep.relative_error(model):.2f} %")
     return 0
 
 
 # ------------------------------------------------------------------------------ simulate
 def _simulate_parser(sub) -> None:
-    p = sub.add_parser("simulate", help="simulate a joint (truth model) into CSV files")
+    p = sub.add_parser("simulate", help="simulate a joint (truth model) into CSV files",
+                       description="Simulate closed-loop back-and-forth moves (or an open-loop "
+                                   "torque) of a known joint; writes one CSV per trajectory "
+                                   "and truth.json.",
+                       epilog=_examples("sparsefric simulate --out sim/ --velocities 0.1,1.0",
+                                        "sparsefric simulate truth.json --open-loop multisine "
+                                        "--duration 20 --out sim-ol/"))
     p.add_argument("model", nargs="?", default=None,
                    help="truth model file (default: the joint of data/example)")
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--velocities", type=_positive_list, default=None,
+    _add_output_options(p, None)
+    p.add_argument("--velocities", type=_positive_list, default=None, metavar="LIST",
                    help="target velocities [rad/s] of back-and-forth moves, comma-separated "
                         "(default: the main paper's train/validate/test split)")
     p.add_argument("--open-loop", default=None, metavar="multisine|chirp|FILE",
                    help="open-loop torque instead of closed-loop moves")
-    p.add_argument("--amplitude", type=_positive, default=None,
+    p.add_argument("--amplitude", type=_positive, default=None, metavar="TORQUE",
                    help="open-loop torque amplitude [N·m] (default: 1.5 × break-away)")
-    p.add_argument("--duration", type=_positive, default=10.0, help="open loop [s]")
-    p.add_argument("--torque-noise", type=float, default=0.3, help="[N·m]")
-    p.add_argument("--position-noise", type=float, default=5e-6, help="[rad]")
-    p.add_argument("--encoder-bits", type=int, default=20, help="0: no quantisation")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--duration", type=_positive, default=10.0, metavar="SECONDS",
+                   help="length of the open-loop record [s] (default: 10)")
+    p.add_argument("--torque-noise", type=float, default=0.3, metavar="STD",
+                   help="standard deviation of the torque noise [N·m] (default: 0.3)")
+    p.add_argument("--position-noise", type=float, default=5e-6, metavar="STD",
+                   help="standard deviation of the position noise [rad] (default: 5e-6)")
+    p.add_argument("--encoder-bits", type=int, default=20, metavar="BITS",
+                   help="encoder resolution per turn [bits]; 0: no quantisation (default: 20)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the noise and of the multisine phases (default: 0)")
     p.add_argument("--presliding", action="store_true",
                    help="also write a pre-sliding record (open loop, torque below break-away) "
                         "for identify --method two-step")
@@ -333,7 +477,7 @@ def _check_simulate_options(args: argparse.Namespace) -> None:
 def _run_simulate(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from sparsefric.atomic import staged
+    from sparsefric.atomic import refuse_results, staged
     from sparsefric.baselines import presliding_experiment
     from sparsefric.data import load_trajectories, save_trajectory
     from sparsefric.model import JointModel
@@ -347,6 +491,8 @@ def _run_simulate(args: argparse.Namespace) -> int:
         simulate,
     )
 
+    out = Path(args.out)
+    refuse_results(out, ("truth.json",), args.force)
     truth = JointModel.load(args.model) if args.model else EXAMPLE_TRUTH
     _check_simulate_options(args)
     if truth.inertia <= 0:
@@ -374,8 +520,8 @@ def _run_simulate(args: argparse.Namespace) -> int:
             save_trajectory(stage / f"{traj.name}.csv", traj)
         truth.save(stage / "truth.json")
 
-    staged(Path(args.out), work)
-    print(f"{len(trajs)} trajectories and truth.json written to {args.out}/")
+    staged(out, work)
+    _say(args, f"{len(trajs)} trajectories and truth.json written to {args.out}/")
     return 0
 
 
@@ -384,17 +530,21 @@ def _cve_parser(sub) -> None:
     p = sub.add_parser("cve", help="friction–velocity points from constant-velocity moves",
                        description="Constant-velocity experiments (main paper §5.1): on the "
                                    "constant-velocity parts of back-and-forth moves, friction "
-                                   "(τ⁺ − τ⁻)/2 and gravity (τ⁺ + τ⁻)/2 at matched positions.")
+                                   "(τ⁺ − τ⁻)/2 and gravity (τ⁺ + τ⁻)/2 at matched positions. "
+                                   "Writes DIR/cve_points.csv.",
+                       epilog=_examples("sparsefric cve data/example/train_*.csv "
+                                        "data/example/test_*.csv --out results/cve"))
     p.add_argument("files", nargs="+", help="trajectory files with back-and-forth moves")
-    p.add_argument("--out", required=True, help="output directory (cve_points.csv)")
-    _add_data_options(p)
-    p.set_defaults(run=_run_cve, differentiation="butterworth")
+    _add_output_options(p, None)
+    _add_data_options(p, differentiation="butterworth")
+    p.set_defaults(run=_run_cve)
 
 
 def _run_cve(args: argparse.Namespace) -> int:
-    from sparsefric.atomic import staged
+    from sparsefric.atomic import refuse_results, staged
     from sparsefric.validation import cve_from_trajectories
 
+    refuse_results(Path(args.out), ("cve_points.csv",), args.force)
     points = cve_from_trajectories(_load(args.files, args), method=args.differentiation)
     if points.empty:
         raise SparsefricError("no constant-velocity parts moving both ways were found in "
@@ -404,8 +554,8 @@ def _run_cve(args: argparse.Namespace) -> int:
         points.to_csv(stage / "cve_points.csv", index=False)
 
     staged(Path(args.out), work)
-    print(points.to_string(index=False, float_format=lambda v: f"{v:.5g}"))
-    print(f"{len(points)} friction–velocity points written to {args.out}/cve_points.csv")
+    _say(args, points.to_string(index=False, float_format=lambda v: f"{v:.5g}"))
+    _say(args, f"{len(points)} friction–velocity points written to {args.out}/cve_points.csv")
     return 0
 
 
@@ -420,18 +570,25 @@ def _batch_parser(sub) -> None:
     p = sub.add_parser("batch", help="identify many joints listed in a manifest",
                        description="Identify every joint of a CSV manifest (columns joint, "
                        "train[, validate, test, options…]) in parallel; write DIR/<joint>/ per "
-                       "joint and DIR/summary.html, DIR/summary.csv.")
+                       "joint and DIR/summary.html, DIR/summary.csv. A rerun skips the joints "
+                       "already done and retries the failed ones.",
+                       epilog=_examples("sparsefric batch joints.csv --out results/ --workers 2",
+                                        "sparsefric batch joints.csv --out results/ --scheduler "
+                                        "tcp://10.0.0.5:8786 --force"))
     p.add_argument("manifest", help="CSV manifest, one row per joint")
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    p.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1, metavar="N",
                    help="local worker processes (default: the number of CPUs)")
     p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
                    help="run on this Dask distributed scheduler instead of local processes")
     p.add_argument("--force", action="store_true",
                    help="redo joints whose model.json already exists")
-    p.add_argument("--outlier-z", type=_positive, default=DEFAULT_OUTLIER_Z,
+    p.add_argument("--outlier-z", type=_positive, default=DEFAULT_OUTLIER_Z, metavar="Z",
                    help=f"flag |robust z-score| above this (default: {DEFAULT_OUTLIER_Z:g})")
-    p.add_argument("--quiet", action="store_true", help="no progress bar, print only errors")
+    quiet = p.add_mutually_exclusive_group()
+    quiet.add_argument("--quiet", action="store_true",
+                       help="no progress bar; print only failed joints, flags and errors")
+    quiet.add_argument("--silent", action="store_true", help="print only errors")
     p.set_defaults(run=_run_batch)
 
 
@@ -441,17 +598,16 @@ def _run_batch(args: argparse.Namespace) -> int:
     from sparsefric.batch import run_manifest
 
     table = run_manifest(args.manifest, args.out, workers=args.workers,
-                         scheduler=args.scheduler, force=args.force, progress=not args.quiet,
-                         outlier_z=args.outlier_z)
+                         scheduler=args.scheduler, force=args.force,
+                         progress=_interactive(args), outlier_z=args.outlier_z)
     failed = table[table["status"] == "failed"]
     for r in failed.itertuples():
         print(f"sparsefric: joint {r.joint} failed: {r.error}", file=sys.stderr)
-    if not args.quiet:
-        counts = table["status"].value_counts().to_dict()
-        print(", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-              + f"; summary written to {Path(args.out) / 'summary.html'}")
-        for r in table[table["flagged"] != ""].itertuples():
-            print(f"  {r.joint}: friction stands out ({r.flagged})")
+    for r in table[table["flagged"] != ""].itertuples():
+        _warn(args, f"joint {r.joint}: friction stands out ({r.flagged})")
+    counts = table["status"].value_counts().to_dict()
+    _say(args, ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+         + f"; summary written to {Path(args.out) / 'summary.html'}")
     return 1 if len(failed) else 0
 
 
@@ -459,7 +615,12 @@ def _run_batch(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The ``sparsefric`` argument parser."""
     parser = _Parser(prog="sparsefric", description="Sparse identification of joint friction "
-                     "(inertia, gravity and LuGre) from angle and torque recordings.")
+                     "(inertia, gravity and LuGre) from angle and torque recordings.",
+                     epilog=_examples(
+                         "sparsefric simulate --out sim/",
+                         "sparsefric identify sim/train_*.csv --validate sim/validate_*.csv "
+                         "--test sim/test_*.csv",
+                         f"    (writes ./{DEFAULT_OUT}/; see sparsefric identify --help)"))
     parser.add_argument("--version", action="version", version=f"sparsefric {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _identify_parser(sub)
@@ -477,11 +638,42 @@ def _message(exc: SparsefricError) -> str:
     return as_flags(str(exc))
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM received: unwinds like Ctrl-C, so that staged results are removed."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM (``kill``, batch schedulers) raises :class:`Terminated` while the command runs
+    (main thread only; elsewhere the default action stays)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread of the main interpreter
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupted(exc: BaseException) -> int:
+    name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+    word = "terminated" if name == "SIGTERM" else "interrupted"
+    print(f"sparsefric: {word}; nothing was written", file=sys.stderr)
+    return EXIT_INTERRUPTED[name]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status."""
+    """Entry point; returns the exit status (0, 1 for failed batch joints, 2 for bad input,
+    130 after Ctrl-C, 143 after SIGTERM)."""
     args = build_parser().parse_args(argv)
     try:
-        with warnings.catch_warnings():
+        with _sigterm_as_interrupt(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return args.run(args)
     except SparsefricError as exc:
@@ -491,22 +683,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"sparsefric: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("sparsefric: interrupted; nothing was written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        return _interrupted(exc)
     except SystemError as exc:  # Ctrl-C inside compiled (numba) code surfaces as SystemError
-        if not _caused_by_interrupt(exc):
+        cause = _interrupt_cause(exc)
+        if cause is None:
             raise
-        print("sparsefric: interrupted; nothing was written", file=sys.stderr)
-        return 130
+        return _interrupted(cause)
 
 
-def _caused_by_interrupt(exc: BaseException | None) -> bool:
+def _interrupt_cause(exc: BaseException | None) -> KeyboardInterrupt | None:
     while exc is not None:
         if isinstance(exc, KeyboardInterrupt):
-            return True
+            return exc
         exc = exc.__cause__ or exc.__context__
-    return False
+    return None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,7 +12,7 @@ names the file, the column or the line number (as a text editor counts it: the h
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -21,10 +21,12 @@ import numpy as np
 import pandas as pd
 
 from sparsefric.atomic import atomic_path
-from sparsefric.errors import DataError
+from sparsefric.errors import DataError, OptionError
 from sparsefric.options import ANGLE_UNITS, check_choice, mention
 
 MIN_SAMPLES = 50
+#: Units of a time column and their factor to seconds (``time_unit``, ``--time-unit``).
+TIME_UNITS: dict[str, float] = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
 #: Largest accepted deviation of one sampling interval from the median, as a fraction of it.
 SAMPLING_TOLERANCE = 0.05
 #: Largest accepted magnitude of a position, velocity, acceleration or torque value (after the
@@ -106,7 +108,9 @@ def _read_table(path: Path) -> pd.DataFrame:
             except ImportError:
                 raise DataError(f"{path}: reading Parquet needs pyarrow "
                                 "(pip install pyarrow)") from None
-        return pd.read_csv(path, skipinitialspace=True, **_csv_dialect(path))
+        dialect = _csv_dialect(path)
+        check_unique_header(path, dialect)
+        return pd.read_csv(path, skipinitialspace=True, **dialect)
     except DataError:
         raise
     except pd.errors.EmptyDataError:
@@ -130,6 +134,21 @@ def _csv_dialect(path: Path) -> dict[str, str]:
         if sep in header:
             return {"sep": sep, "decimal": ","} if "," in first else {"sep": sep}
     return {}
+
+
+def check_unique_header(path: Path, dialect: Mapping[str, str]) -> None:
+    """Refuse a CSV header that names a column twice (pandas would rename the second one and
+    read the first without a word, and the user could not tell which was used)."""
+    header = pd.read_csv(path, header=None, nrows=1, skipinitialspace=True, dtype=str,
+                         keep_default_na=False, **dialect).iloc[0]
+    names = [str(h).strip() for h in header]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        where = "; ".join(f"'{_shorten(n, 40)}' in columns "
+                          + ", ".join(str(i + 1) for i, m in enumerate(names) if m == n)
+                          for n in twice)
+        raise DataError(f"{path}: duplicate column names: {where}; rename them so that each "
+                        "name is unique")
 
 
 def _numeric_column(df: pd.DataFrame, name: str, path: Path, row0: int) -> np.ndarray:
@@ -278,7 +297,8 @@ def _split(df: pd.DataFrame, col: str | None, path: Path) -> list[tuple[str, pd.
 
 
 def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
-              angle_unit: str = "rad", resample: bool = False) -> list[Trajectory]:
+              angle_unit: str = "rad", resample: bool = False,
+              time_unit: str = "s") -> list[Trajectory]:
     """Read one CSV or Parquet file into one or more trajectories.
 
     Parameters
@@ -291,13 +311,17 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
         Unit of the position, velocity and acceleration columns; degrees are converted to rad.
     resample : bool
         Interpolate irregularly sampled data onto a uniform grid instead of rejecting it.
+    time_unit : {"s", "ms", "us"}
+        Unit of the time column; converted to seconds before any check of the sampling.
     """
     check_choice("angle_unit", angle_unit, ANGLE_UNITS)
+    check_choice("time_unit", time_unit, tuple(TIME_UNITS))
     path = Path(path)
     try:
         df = _read_table(path)
         scale = np.pi / 180.0 if angle_unit == "deg" else 1.0
-        return [_trajectory(part, name, row0, path, columns, scale, resample)
+        return [_trajectory(part, name, row0, path, columns, (scale, TIME_UNITS[time_unit]),
+                            resample)
                 for name, part, row0 in _split(df, columns.trajectory, path)]
     except DataError as exc:  # file content quoted in a message must not break the line
         raise DataError(_shorten(str(exc), 400)) from None
@@ -308,8 +332,10 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
 
 
 def _trajectory(part: pd.DataFrame, name: str, row0: int, path: Path, columns: Columns,
-                scale: float, resample: bool) -> Trajectory:
-    """One validated trajectory from the rows of one table (or one part of it)."""
+                scales: tuple[float, float], resample: bool) -> Trajectory:
+    """One validated trajectory from the rows of one table (or one part of it); ``scales``:
+    the factors to rad (of the position columns) and to s (of the time column)."""
+    scale, seconds = scales
 
     def column(col: str, factor: float = 1.0) -> np.ndarray:
         values = _numeric_column(part, col, path, row0) * factor
@@ -318,7 +344,7 @@ def _trajectory(part: pd.DataFrame, name: str, row0: int, path: Path, columns: C
     def optional(col: str | None) -> np.ndarray | None:
         return None if col is None else column(col, scale)
 
-    t = _numeric_column(part, columns.time, path, row0)
+    t = _numeric_column(part, columns.time, path, row0) * seconds
     need_resample = _check_time(t, name, row0, resample)
     truth = {str(c): _coerce(part, c, path, row0) for c in part.columns
              if str(c).endswith("_true")}
@@ -332,20 +358,21 @@ def _trajectory(part: pd.DataFrame, name: str, row0: int, path: Path, columns: C
 
 
 def load_trajectories(paths, columns: Columns = Columns(), *, angle_unit: str = "rad",
-                      resample: bool = False) -> list[Trajectory]:
+                      resample: bool = False, time_unit: str = "s") -> list[Trajectory]:
     """Read several files; each file gives one trajectory or, with a trajectory column, several."""
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
     out: list[Trajectory] = []
     for p in paths:
-        out.extend(load_file(p, columns, angle_unit=angle_unit, resample=resample))
+        out.extend(load_file(p, columns, angle_unit=angle_unit, resample=resample,
+                             time_unit=time_unit))
     return out
 
 
 #: The loading options by name, as the command line and batch manifests spell them.
 LOAD_DEFAULTS: dict[str, Any] = {"time": "t", "position": "q", "torque": "tau", "velocity": None,
                                  "acceleration": None, "trajectory_column": "trajectory",
-                                 "angle_unit": "rad", "resample": False}
+                                 "angle_unit": "rad", "resample": False, "time_unit": "s"}
 
 
 def load_with(paths, options: Mapping[str, Any]) -> list[Trajectory]:
@@ -358,7 +385,7 @@ def load_with(paths, options: Mapping[str, Any]) -> list[Trajectory]:
     cols = Columns(o["time"], o["position"], o["torque"], o["velocity"], o["acceleration"],
                    o["trajectory_column"])
     return load_trajectories(list(paths), cols, angle_unit=o["angle_unit"],
-                             resample=bool(o["resample"]))
+                             resample=bool(o["resample"]), time_unit=o["time_unit"])
 
 
 def save_trajectory(path: str | os.PathLike, traj: Trajectory, float_format: str = "%.9g") -> None:
@@ -371,3 +398,49 @@ def save_trajectory(path: str | os.PathLike, traj: Trajectory, float_format: str
     cols.update(traj.truth)
     with atomic_path(path) as tmp:
         pd.DataFrame(cols).to_csv(tmp, index=False, float_format=float_format)
+
+
+#: Smallest and largest fraction of a record that ``holdout`` may keep back.
+HOLDOUT_RANGE = (0.05, 0.9)
+
+
+def holdout(trajectories: Sequence[Trajectory], fraction: float
+            ) -> tuple[list[Trajectory], list[Trajectory]]:
+    """Split the last ``fraction`` off every trajectory, as held-out test data.
+
+    Parameters
+    ----------
+    trajectories : sequence of Trajectory
+        The records to split.
+    fraction : float
+        Share of each record's samples (the last ones) that is held out, in
+        :data:`HOLDOUT_RANGE` [-].
+
+    Returns
+    -------
+    kept, held : list of Trajectory
+        The first part of every record (name unchanged) and its last part (name
+        ``"<name> (last N %)"``).
+    """
+    lo, hi = HOLDOUT_RANGE
+    if not lo <= fraction <= hi:
+        raise OptionError("holdout", f"must lie between {lo:g} and {hi:g}, got {fraction:g}")
+    kept, held = [], []
+    for traj in trajectories:
+        cut = int(round(len(traj) * (1.0 - fraction)))
+        if min(cut, len(traj) - cut) < MIN_SAMPLES:
+            raise DataError(f"{traj.name}: {len(traj)} samples cannot be split into two parts "
+                            f"of at least {MIN_SAMPLES} with {mention('holdout', fraction)}")
+        kept.append(_piece(traj, slice(0, cut), traj.name))
+        held.append(_piece(traj, slice(cut, None), f"{traj.name} (last {100 * fraction:g} %)"))
+    return kept, held
+
+
+def _piece(traj: Trajectory, part: slice, name: str) -> Trajectory:
+    """Some consecutive samples of a trajectory, with every channel cut alike."""
+    def cut(x: np.ndarray | None) -> np.ndarray | None:
+        return None if x is None else x[part]
+
+    return traj.with_(t=traj.t[part], q=traj.q[part], tau=traj.tau[part], qd=cut(traj.qd),
+                      qdd=cut(traj.qdd), name=name,
+                      truth={k: v[part] for k, v in traj.truth.items()})

@@ -51,7 +51,7 @@ def test_identify_lugre_and_predict(tmp_path, capsys):
     pred = pd.read_csv(tmp_path / "pred.csv")
     assert list(pred.columns) == ["t", "tau", "tau_hat"]
     err = np.linalg.norm(pred.tau - pred.tau_hat) / np.linalg.norm(pred.tau)
-    assert err < 0.1 and f"{err:.4f}" in capsys.readouterr().out
+    assert err < 0.1 and f"{100 * err:.2f} %" in capsys.readouterr().out
 
 
 def test_simulate_writes_trajectories_and_truth(tmp_path):
@@ -112,7 +112,7 @@ def test_rerun_leaves_no_results_of_the_earlier_run(tmp_path):
     out.mkdir()
     (out / "lugre_model.json").write_text("{}")  # as if an earlier LuGre run had written it
     rc = main(["identify", str(EMPS), "--axis", "prismatic", "--library",
-               "coulomb-viscous-offset", "--static-only", "--quiet", "--out", str(out)])
+               "coulomb-viscous-offset", "--static-only", "--quiet", "--force", "--out", str(out)])
     assert rc == 0 and (out / "model.json").exists() and not (out / "lugre_model.json").exists()
 
 
@@ -151,3 +151,138 @@ def test_two_step_from_a_simulated_presliding_record(tmp_path, capsys):
     assert summary["kind"] == "lugre"
     sigma0 = {p["name"]: p["value"] for p in summary["parameters"]}["σ0 (bristle stiffness)"]
     assert sigma0 == pytest.approx(truth.sigma0, rel=0.1)  # from the ARX fit of the record
+
+
+# ------------------------------------------------------------------------------ CLI traps
+STATIC_EMPS = ["--axis", "prismatic", "--library", "coulomb-viscous-offset", "--static-only"]
+
+
+def _exit_status(argv) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
+def test_results_of_an_earlier_run_are_not_replaced_without_force(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "model.json").write_text('{"mine": true}')
+    rc = main(["identify", str(EMPS), *STATIC_EMPS, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1
+    assert f"{out}: holds the results of an earlier run (model.json); add --force" in err
+    assert (out / "model.json").read_text() == '{"mine": true}'
+    assert main(["simulate", "--out", str(tmp_path / "sim"), "--velocities", "0.5",
+                 "--silent"]) == 0
+    assert main(["simulate", "--out", str(tmp_path / "sim"), "--velocities", "0.5"]) == 2
+    assert "add --force" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, unknown", [
+    (["identify", str(EMPS), "--sigma0", "1e4"], "--sigma0"),
+    (["identify", str(EMPS), "--stat"], "--stat"),
+    (["batch", "m.csv", "--out", "x", "--work", "2"], "--work"),
+])
+def test_abbreviated_options_are_rejected(tmp_path, capsys, monkeypatch, argv, unknown):
+    monkeypatch.chdir(tmp_path)
+    assert _exit_status(argv) == 2
+    err = capsys.readouterr().err
+    assert f"unrecognized arguments: {unknown}" in err and err.count("\n") == 1
+
+
+def _ms_file(tmp_path, n=6000):
+    """The first ``n`` samples of EMPS with the time column in milliseconds."""
+    df = pd.read_csv(EMPS).iloc[:n]
+    path = tmp_path / "emps_ms.csv"
+    df.assign(t=1e3 * df["t"]).to_csv(path, index=False)
+    return path, _short_csv(tmp_path, EMPS, n=n, name="emps_s.csv")
+
+
+def test_time_unit_ms_gives_the_model_of_seconds_and_quiet_keeps_warnings(tmp_path, capsys):
+    ms, seconds = _ms_file(tmp_path)
+    outs = {}
+    for name, argv in (("s", [str(seconds)]), ("ms", [str(ms), "--time-unit", "ms"])):
+        outs[name] = tmp_path / name
+        assert main(["identify", *argv, *STATIC_EMPS, "--silent", "--out", str(outs[name])]) == 0
+    assert capsys.readouterr() == ("", "")  # --silent: nothing at all
+    a, b = (JointModel.load(outs[n] / "model.json").parameters() for n in ("s", "ms"))
+    for (name, unit, x), (_, _, y) in zip(a, b, strict=True):
+        assert x == pytest.approx(y, rel=1e-6, abs=1e-9), (name, unit)
+    # read as seconds, the same file is 1000× slow: --quiet still shows the warning that says so
+    rc = main(["identify", str(ms), *STATIC_EMPS, "--quiet", "--out", str(tmp_path / "slow")])
+    printed = capsys.readouterr()
+    assert rc == 0 and printed.out == ""
+    assert "sparsefric: warning: the sampling period is 1 s" in printed.err
+    assert "is the time column in seconds?" in printed.err
+
+
+def test_holdout_makes_the_last_part_of_every_record_the_test_data(tmp_path, capsys):
+    short = _short_csv(tmp_path, EMPS, n=8000)
+    rc = main(["identify", str(short), *STATIC_EMPS, "--holdout", "0.25", "--json",
+               "--out", str(tmp_path / "out")])
+    assert rc == 0
+    data = json.loads(capsys.readouterr().out)["data"]
+    assert [d["samples"] for d in data["train"]] == [6000]
+    assert [d["samples"] for d in data["test"]] == [2000]
+    assert data["test"][0]["name"].endswith("short.csv (last 25 %)")
+    for bad in ("1.5", "0", "x"):
+        assert _exit_status(["identify", str(short), "--holdout", bad]) == 2
+
+
+def test_duplicate_columns_are_one_line_naming_them(tmp_path, capsys):
+    path = tmp_path / "twice.csv"
+    path.write_text(EMPS.read_text().replace("t,q,tau,", "t,q,tau,tau,", 1).split("\n", 1)[0]
+                    + "\n" + "\n".join(f"{i},0,0,0,0" for i in range(60)) + "\n")
+    assert main(["identify", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "twice.csv: duplicate column names: 'tau' in columns 3, 4" in err
+    assert err.count("\n") == 1
+
+
+def _subcommands():
+    from sparsefric.cli import build_parser
+
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if a.dest == "command"]
+    return parser, sub.choices
+
+
+def test_every_option_has_help_and_every_subcommand_an_example():
+    parser, subs = _subcommands()
+    assert "examples:" in parser.format_help()
+    for name, sub in subs.items():
+        for action in sub._actions:
+            assert action.help and action.help.strip(), (name, action.option_strings)
+        text = sub.format_help()
+        assert f"examples:\n  sparsefric {name} " in text, name
+    identify = subs["identify"].format_help()
+    assert "(default: ./sparsefric-out)" in identify
+    assert "sign(q̇)" in identify and "tanh(K q̇)" in identify
+
+
+def test_sigterm_while_results_are_written_leaves_nothing_behind(tmp_path, capsys, monkeypatch):
+    """SIGTERM (``kill``, a batch scheduler) ends the run like Ctrl-C: exit status 143, the
+    staging folder removed, an earlier run's results untouched."""
+    import os
+    import signal
+
+    import sparsefric.outputs
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "model.json").write_text('{"earlier": true}')
+
+    def killed(result, stage, *args, **kwargs):
+        (stage / "report.html").write_text("half")
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("SIGTERM did not interrupt the run")
+
+    monkeypatch.setattr(sparsefric.outputs, "write_results", killed)
+    short = _short_csv(tmp_path, EMPS, n=4000)
+    before = signal.getsignal(signal.SIGTERM)
+    rc = main(["identify", str(short), *STATIC_EMPS, "--force", "--out", str(out)])
+    assert rc == 143 and "terminated; nothing was written" in capsys.readouterr().err
+    assert (out / "model.json").read_text() == '{"earlier": true}'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "short.csv"]
+    assert signal.getsignal(signal.SIGTERM) == before

@@ -142,3 +142,43 @@ def test_empty_file(tmp_path):
     (tmp_path / "e.csv").write_text("")
     with pytest.raises(DataError, match="empty"):
         load_trajectories(tmp_path / "e.csv")
+
+
+def test_duplicate_column_names_are_an_error_naming_them(tmp_path):
+    path = tmp_path / "twice.csv"
+    path.write_text("t,q,tau,tau,x,x\n" + "".join(f"{i * 1e-3},{i},{i % 7},{i % 5},0,0\n"
+                                                  for i in range(100)))
+    with pytest.raises(DataError) as info:
+        load_trajectories(path)
+    message = str(info.value)
+    assert "twice.csv" in message and "'tau' in columns 3, 4" in message
+    assert "'x' in columns 5, 6" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("unit, factor", [("ms", 1e3), ("us", 1e6)])
+def test_a_time_column_in_ms_or_us_is_read_in_seconds(tmp_path, unit, factor):
+    seconds = load_trajectories(_write(tmp_path, "s.csv"))[0]
+    t = np.arange(200) * 1e-3 * factor
+    path = tmp_path / f"{unit}.csv"
+    pd.DataFrame({"t": t, "q": seconds.q, "tau": seconds.tau}).to_csv(path, index=False)
+    (traj,) = load_trajectories(path, time_unit=unit)
+    np.testing.assert_allclose(traj.t, seconds.t, rtol=1e-12, atol=1e-15)
+    assert traj.dt == pytest.approx(1e-3)
+
+
+def test_holdout_keeps_the_last_part_of_every_record_apart(tmp_path):
+    from sparsefric.data import holdout
+    from sparsefric.errors import OptionError
+
+    trajs = load_trajectories([_write(tmp_path, "a.csv", n=1000, qd_true=np.ones(1000)),
+                               _write(tmp_path, "b.csv", n=400)])
+    kept, held = holdout(trajs, 0.3)
+    assert [len(k) for k in kept] == [700, 280] and [len(h) for h in held] == [300, 120]
+    for whole, k, h in zip(trajs, kept, held, strict=True):
+        np.testing.assert_array_equal(np.r_[k.tau, h.tau], whole.tau)
+        assert h.t[0] > k.t[-1] and k.name == whole.name and "last 30 %" in h.name
+    assert len(held[0].truth["qd_true"]) == 300
+    with pytest.raises(DataError, match="cannot be split"):
+        holdout(trajs, 0.9)  # 40 samples of b.csv would be left for training
+    with pytest.raises(OptionError, match="between"):
+        holdout(trajs, 0.95)

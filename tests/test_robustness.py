@@ -36,16 +36,18 @@ def test_same_input_gives_byte_identical_model_apart_from_timestamp(tmp_path):
     assert all('"created"' in line for line in differing)
 
 
-def test_sigint_during_identify_leaves_no_partial_output(tmp_path):
+@pytest.mark.parametrize("sig, status, word", [(signal.SIGINT, 130, "interrupted"),
+                                               (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_during_identify_leaves_no_partial_output(tmp_path, sig, status, word):
     out = tmp_path / "out"
     proc = subprocess.Popen(
         [sys.executable, "-m", "sparsefric.cli", "identify",
          *map(str, example_files("train")), "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(6.0)  # inside the fit (imports and differentiation take a few seconds)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
-    assert "interrupted" in err and "Traceback" not in err
+    assert proc.returncode == status, err
+    assert word in err and "Traceback" not in err
     assert not (out / "model.json").exists() and not (out / "report.html").exists()
     assert not list(tmp_path.glob(".out.staging-*"))
