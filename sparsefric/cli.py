@@ -1,4 +1,5 @@
-"""Command line: ``sparsefric identify | predict | simulate | cve | batch``.
+"""Command line: ``sparsefric identify | predict | simulate | cve | batch | export |
+validate-model`` (the last two from :mod:`sparsefric.model_commands`).
 
 Every problem with the user's input ends in one line ``sparsefric: error: …`` and exit status 2,
 with nothing written. Results are staged in a hidden directory beside the output and moved into
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from sparsefric import __version__
 from sparsefric.errors import OptionError, SparsefricError
+from sparsefric.model_commands import add_parsers as _model_file_parsers
 from sparsefric.options import (
     ANGLE_UNITS,
     AXES,
@@ -628,6 +630,7 @@ def build_parser() -> argparse.ArgumentParser:
     _simulate_parser(sub)
     _cve_parser(sub)
     _batch_parser(sub)
+    _model_file_parsers(sub)
     return parser
 
 

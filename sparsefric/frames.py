@@ -151,7 +151,7 @@ def _frame_trajectories(df: pd.DataFrame, target: np.ndarray | None, name: str,
         df = df.assign(**{tau: df[COLUMNS.position] if COLUMNS.position in df.columns else 0.0})
     columns = Columns(velocity="qd" if "qd" in df.columns else None,
                       acceleration="qdd" if "qdd" in df.columns else None)
-    out = [_table_trajectory(part, label, row0, Path(label), columns, 1.0, False)
+    out = [_table_trajectory(part, label, row0, Path(label), columns, (1.0, 1.0), False)
            for label, part, row0 in _parts(df, name)]
     return [t.with_(tau=np.zeros_like(t.q)) for t in out] if placeholder else out
 

@@ -30,7 +30,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="write a model's friction as C or Python code",
                        description="Write the friction of a model file as dependency-free C99 "
                                    "(PREFIX.h, PREFIX.c) or as a Python module that needs numpy "
-                                   "only (PREFIX.py), with the parameters baked in.")
+                                   "only (PREFIX.py), with the parameters baked in.",
+                       epilog="examples:\n"
+                              "  sparsefric export results/joint5/model.json --lang c --out fw/\n"
+                              "  sparsefric export model.json --lang python --out . "
+                              "--prefix joint5")
     p.add_argument("model", help="model file (model.json)")
     p.add_argument("--lang", choices=EXPORT_LANGS, required=True, help="language of the code")
     p.add_argument("--out", required=True, help="output directory")
@@ -40,7 +44,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("validate-model", help="check model files against the format's schema",
                        description="Check model files against the JSON Schema of "
                                    "sparsefric-model (the first problem is named with its JSON "
-                                   "path), then as sparsefric reads them.")
+                                   "path), then as sparsefric reads them.",
+                       epilog="examples:\n  sparsefric validate-model results/*/model.json")
     p.add_argument("files", nargs="+", help="model files (model.json)")
     p.set_defaults(run=run_validate)
 
