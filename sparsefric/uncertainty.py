@@ -59,21 +59,47 @@ from sparsefric.data import Trajectory
 from sparsefric.diagnostics import Finding
 from sparsefric.model import JointModel, StaticBand, Uncertainty, units
 from sparsefric.preprocessing import Prepared, Preprocessor
+from sparsefric.validity import ValidityRange
 
 __all__ = [
     "METHODS",
+    "Draw",
     "ParameterUncertainty",
+    "Records",
+    "Target",
     "bandwidth",
+    "block_length",
     "bootstrap_uncertainty",
+    "central_differences",
     "correlation_time",
+    "critical_value",
+    "default_workers",
+    "derived_values",
+    "draw_blocks",
+    "draw_of",
     "estimate_uncertainty",
     "fast_uncertainty",
+    "fd_steps",
+    "friction_torque",
     "hac_covariance",
+    "inclusion_table",
+    "model_terms",
+    "model_torque",
     "newey_west",
+    "optimum_step",
     "parameter_names",
     "parameter_values",
+    "pass_cuts",
+    "path_with_inclusion",
+    "percentile_table",
+    "record_pieces",
+    "resample_tasks",
+    "residual_correlation",
     "static_velocity_grid",
+    "torque_jacobian",
     "uncertainty_findings",
+    "validity_range",
+    "warm_settings",
     "with_parameters",
 ]
 
@@ -1113,6 +1139,34 @@ def _summary(model: JointModel, target: Target, reference: Draw | str,
         inclusion=inclusion_table(terms, model, draws), resamples=len(draws),
         failed=len(outcomes) - len(draws),
         lugre_share=sum(d.kind == "lugre" for d in draws) / max(len(draws), 1))
+
+
+def path_with_inclusion(selection: pd.DataFrame, unc: ParameterUncertainty) -> pd.DataFrame:
+    """The step-1 AICc path (``IdentificationResult.selection``: one row per λ, one column per
+    candidate term) with two more rows, ``inclusion (step 1)`` and ``inclusion (final)``: the
+    bootstrap inclusion frequency [-] of each term, under its column (other columns empty).
+    Without inclusion frequencies (the fast method) the path is returned unchanged."""
+    if unc.inclusion is None:
+        return selection
+    freq = unc.inclusion.set_index("term")
+    rows = pd.DataFrame([freq.step1.to_dict(), freq.final.to_dict()],
+                        index=["inclusion (step 1)", "inclusion (final)"])
+    return pd.concat([selection, rows.reindex(columns=selection.columns)])
+
+
+def validity_range(data: Sequence[Prepared], window: float) -> ValidityRange:
+    """The range of the identification data for the model file's ``validity`` section.
+
+    Velocity, position and (measured) torque of every sample of ``data``; speed of the samples
+    the static fits rest on, ``Prepared.sliding_mask(window)`` with ``window`` the fit's
+    pre-sliding window (``IdentificationResult.window``) [see
+    :meth:`~sparsefric.validity.ValidityRange.from_samples`].
+    """
+    cat = np.concatenate
+    sliding = cat([p.sliding_mask(window) & (np.abs(p.signals.qd) > 0) for p in data])
+    return ValidityRange.from_samples(cat([p.signals.q for p in data]),
+                                      cat([p.signals.qd for p in data]),
+                                      cat([p.tau_raw for p in data]), sliding=sliding)
 
 
 # ---------------------------------------------------------------------------- entry point, findings

@@ -32,6 +32,7 @@ from sparsefric.uncertainty import (
     parameter_names,
     parameter_values,
     pass_cuts,
+    path_with_inclusion,
     percentile_table,
     record_pieces,
     resample_tasks,
@@ -172,6 +173,17 @@ def test_fast_uncertainty_of_a_static_model_has_no_bristle_parameters():
     assert "sigma0" not in set(u.table.name) and np.isfinite(u.table["std"]).all()
 
 
+def test_validity_range_of_the_identification_data():
+    from sparsefric.uncertainty import validity_range
+
+    data = prepared_with_noise(EXAMPLE_TRUTH, np.zeros(8000))
+    v = validity_range(data, 0.01)
+    assert v.velocity == (pytest.approx(-1.0), pytest.approx(1.0))
+    assert 0 < v.speed[0] < 0.2 and v.speed[1] == pytest.approx(1.0)
+    assert v.torque[0] < 0 < v.torque[1]
+    assert validity_range(data, 0.0).speed[0] < v.speed[0]
+
+
 def test_static_velocity_grid_is_symmetric_and_log_spaced():
     v = static_velocity_grid(2.0, 0.01, n=5)
     assert np.allclose(v, -v[::-1]) and v[-1] == 2.0 and v[5] == pytest.approx(0.01)
@@ -266,6 +278,12 @@ def test_findings_name_wide_intervals_and_unstable_terms():
     assert "σ0" in found[0].message and "qd^3" in found[1].message
     assert u.to_dict()["inclusion"] == {"qd": 1.0, "qd^3": 0.3, "qd^5": 0.8}
     assert u.to_dict()["resamples"] == 18 and "static_curve" not in u.to_dict()
+    path = pd.DataFrame({"threshold": [0.1, 0.2], "selected": [True, False], "qd": [1.0, 1.0],
+                         "qd^3": [0.1, 0.0], "qd^5": [0.0, 0.0]})
+    beside = path_with_inclusion(path, u)
+    assert beside.loc["inclusion (final)", "qd^3"] == 0.3
+    assert beside.loc["inclusion (step 1)", "qd^5"] == 0.7
+    assert np.isnan(beside.loc["inclusion (final)", "threshold"]) and len(beside) == 4
 
 
 def test_fixed_b_critical_values():
