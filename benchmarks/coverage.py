@@ -14,8 +14,8 @@ whether the interval contains the truth, and its relative width (upper − lower
 
 A nominal 95 % interval should contain the truth on 85–99 % of the joints, and is useful only
 if it is narrow; the summary gives both per parameter, over all joints and over the joints
-whose identified structure is right (the same viscous powers and Stribeck exponents as the
-truth: intervals conditioned on a wrong structure cannot be expected to cover). The truth's
+whose identified structure is right (the truth's friction kind, viscous powers and number of
+Stribeck terms: intervals conditioned on a wrong structure cannot be expected to cover). The truth's
 break-away torque is taken up to the fastest recorded speed, as the interval's.
 
 Outputs in ``--out`` (git-ignored): ``coverage_METHOD.csv`` (one row per joint and quantity)
@@ -50,11 +50,20 @@ def truth_value(truth: JointModel, name: str, v_max: float) -> float:
     return float(getattr(truth, name))
 
 
+def structure(model: JointModel) -> str:
+    """The friction structure: kind, viscous powers and Stribeck exponents, e.g.
+    ``lugre c1,c3 δ0.5,2``."""
+    powers = ",".join(f"c{p}" for p, _ in sorted(model.viscous))
+    deltas = ",".join(f"{d:g}" for d, _ in sorted(model.stribeck)) or "-"
+    return f"{model.kind} {powers or '-'} δ{deltas}"
+
+
 def same_structure(model: JointModel, truth: JointModel) -> bool:
-    """Whether ``model`` has the truth's viscous powers, Stribeck exponents and friction kind."""
+    """Whether ``model`` has the truth's friction kind, viscous powers and number of Stribeck
+    terms (the exponents δ lie on the library's grid, the zoo's anywhere in 0.5–3)."""
     return (model.kind == truth.kind
             and sorted(p for p, _ in model.viscous) == sorted(p for p, _ in truth.viscous)
-            and sorted(d for d, _ in model.stribeck) == sorted(d for d, _ in truth.stribeck))
+            and len(model.stribeck) == len(truth.stribeck))
 
 
 def assess_joint(seed: int, index: int, args: argparse.Namespace) -> list[dict]:
@@ -80,7 +89,8 @@ def assess_joint(seed: int, index: int, args: argparse.Namespace) -> list[dict]:
     rows = []
     for name in CHECKED:
         truth = truth_value(spec.truth, name, v_max)
-        row = {**base, "name": name, "truth": truth, "kind": est.model_.kind,
+        row = {**base, "name": name, "truth": truth, "structure": structure(est.model_),
+               "true_structure": structure(spec.truth),
                "structure_ok": same_structure(est.model_, spec.truth),
                "fit_s": fit_s, "uncertainty_s": unc_s, "error": ""}
         if name in table.index:
@@ -160,8 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = pd.DataFrame(assess_joint(args.seed, index, args))
         done = pd.concat([done, rows], ignore_index=True)
         done.to_csv(csv, index=False)
-        print(rows.drop(columns=["axis", "design"], errors="ignore").to_string(index=False),
-              flush=True)
+        print(rows.drop(columns=["axis", "design", "true_structure"], errors="ignore")
+              .to_string(index=False), flush=True)
     if "covered" not in done:
         print("no joint produced an interval")
         return 1
