@@ -31,9 +31,14 @@ def write_results(result: IdentificationResult, stage: Path, train: Sequence[Tra
                   validate: Sequence[Trajectory] | None, test: Sequence[Trajectory] | None,
                   title: str | None = None) -> dict:
     """Every result file of one identification into ``stage``, ``model.json`` last; returns
-    the report's summary (:func:`sparsefric.report.summary_dict`)."""
+    the report's summary (:func:`sparsefric.report.summary_dict`).
+
+    ``terms.csv`` holds every candidate with its coefficient in the final model beside step
+    1's (:attr:`~sparsefric.result.IdentificationResult.final_terms`): the model that
+    ``model.json`` holds.
+    """
     result.selection.to_csv(stage / "selection.csv", index=False)
-    result.terms.to_csv(stage / "terms.csv", index=False)
+    result.final_terms.to_csv(stage / "terms.csv", index=False)
     if len(result.history):
         result.history.to_csv(stage / "history.csv", index=False)
     refinement = result.lugre.refinement.table if result.lugre is not None else None
