@@ -26,6 +26,7 @@ from sparsefric.errors import OptionError, SparsefricError
 from sparsefric.options import (
     ANGLE_UNITS,
     AXES,
+    DEFAULT_OUTLIER_RATIO,
     DEFAULT_OUTLIER_Z,
     DIFFERENTIATION,
     LIBRARIES,
@@ -637,8 +638,8 @@ def _batch_parser(sub) -> None:
     p = sub.add_parser("batch", help="identify many joints listed in a manifest",
                        description="Identify every joint of a CSV manifest (columns joint, "
                        "train[, validate, test, options…]) in parallel; write DIR/<joint>/ per "
-                       "joint and DIR/summary.html, DIR/summary.csv. A rerun skips the joints "
-                       "already done and retries the failed ones.",
+                       "joint and DIR/summary.html, DIR/summary.csv. A rerun keeps the joints "
+                       "already done (their status and timings) and retries the failed ones.",
                        epilog=_examples("sparsefric batch joints.csv --out results/ --workers 2",
                                         "sparsefric batch joints.csv --out results/ --scheduler "
                                         "tcp://10.0.0.5:8786 --force"))
@@ -652,6 +653,10 @@ def _batch_parser(sub) -> None:
                    help="redo joints whose model.json already exists")
     p.add_argument("--outlier-z", type=_positive, default=DEFAULT_OUTLIER_Z, metavar="Z",
                    help=f"flag |robust z-score| above this (default: {DEFAULT_OUTLIER_Z:g})")
+    p.add_argument("--outlier-ratio", type=_positive, default=DEFAULT_OUTLIER_RATIO,
+                   metavar="R", help="also flag a friction parameter R times the median of the "
+                   f"other joints or more, or 1/R of it or less (default: "
+                   f"{DEFAULT_OUTLIER_RATIO:g})")
     quiet = p.add_mutually_exclusive_group()
     quiet.add_argument("--quiet", action="store_true",
                        help="no progress bar; print only failed joints, flags and errors")
@@ -662,19 +667,18 @@ def _batch_parser(sub) -> None:
 def _run_batch(args: argparse.Namespace) -> int:
     """Exit status 0 if every joint succeeded or was skipped, 1 if any failed (a bad manifest
     raises :class:`SparsefricError`)."""
-    from sparsefric.batch import run_manifest
+    from sparsefric.batch import count_text, flag_reasons, run_manifest
 
     table = run_manifest(args.manifest, args.out, workers=args.workers,
                          scheduler=args.scheduler, force=args.force,
-                         progress=_interactive(args), outlier_z=args.outlier_z)
+                         progress=_interactive(args), outlier_z=args.outlier_z,
+                         outlier_ratio=args.outlier_ratio)
     failed = table[table["status"] == "failed"]
     for r in failed.itertuples():
         print(f"sparsefric: joint {r.joint} failed: {r.error}", file=sys.stderr)
-    for r in table[table["flagged"] != ""].itertuples():
-        _warn(args, f"joint {r.joint}: friction stands out ({r.flagged})")
-    counts = table["status"].value_counts().to_dict()
-    _say(args, ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-         + f"; summary written to {Path(args.out) / 'summary.html'}")
+    for _, r in table[table["flagged"] != ""].iterrows():
+        _warn(args, f"joint {r['joint']}: friction stands out: {flag_reasons(r)}")
+    _say(args, f"{count_text(table)}; summary written to {Path(args.out) / 'summary.html'}")
     return 1 if len(failed) else 0
 
 

@@ -409,3 +409,53 @@ def comparison(data: Evaluation, roles: Sequence[str], unit: dict[str, str]) -> 
         a.line(traj.t[keep], data.predictions[role][i][keep], label, color, dash, 1.3)
         b.line(traj.t[keep], (tau - data.predictions[role][i])[keep], label, color, None, 1.0)
     return Figure([a, b], f"Comparison of the methods — {data.label} data", "comparison")
+
+
+# ----------------------------------------------------------------------------- fleet
+def fleet_friction(models: Mapping[str, JointModel], v_max: float, axis: str) -> Figure:
+    """The steady-state friction curves of the joints of one axis type, overlaid."""
+    from sparsefric.model import units
+
+    fig = friction_curves(models, v_max, units(axis), name=f"fleet-friction-{axis}",
+                          title=f"Friction–velocity curves of the {axis} joints (steady state)")
+    for p in fig.panels:  # every joint a solid line of its own colour
+        for k, s in enumerate(p.series):
+            s.color, s.dash = CYCLE[k % len(CYCLE)], None
+    return fig
+
+
+def fleet_strips(joints: pd.DataFrame, parameters: Mapping[str, str],
+                 flags: Mapping[str, Sequence[bool]], axis: str) -> Figure:
+    """One strip per friction parameter: each joint a dot, those that stand out in red, the
+    fleet's median dashed.
+
+    Parameters
+    ----------
+    joints : DataFrame
+        Rows of the batch summary table of one axis type (columns joint and the parameters).
+    parameters : mapping of str to str
+        Column → label.
+    flags : mapping of str to sequence of bool
+        Column → whether each joint's value stands out.
+    axis : str
+        ``revolute`` or ``prismatic`` (the units).
+    """
+    from sparsefric.model import units
+
+    u = units(axis)
+    unit = {"breakaway": u["tau"], "coulomb": u["tau"], "viscous": u["damp"],
+            "sigma0": u["stiff"]}
+    names = [str(j) for j in joints["joint"]]
+    panels = []
+    for col, label in parameters.items():
+        values = joints[col].to_numpy(float)
+        odd = np.asarray(flags[col], dtype=bool)
+        p = Panel(f"{label} [{unit.get(col, '-')}]", "joint", categories=names)
+        rows = np.arange(len(names))
+        p.points(values[~odd], rows[~odd], "joint", COLORS["dynamic"], 7.0)
+        p.points(values[odd], rows[odd], "stands out", COLORS["cve"], 9.0)
+        if np.isfinite(values).any():
+            p.vline(float(np.nanmedian(values)), label="median of the joints")
+        panels.append(p)
+    return Figure(panels, f"Friction parameters of the {axis} joints", f"fleet-strips-{axis}",
+                  cols=2, height=90 + 18 * len(names))

@@ -215,7 +215,8 @@ def _summary(result: IdentificationResult, datasets: list[Evaluation], metrics: 
         "terms": _records(result.final_terms),
         "history": _records(result.winning_history),
         "preprocessing": _records(result.preprocessing),
-        "data": {d.label: [{"name": n, "samples": b - a, "dt": h}
+        "data": {d.label: [{"name": n, "samples": b - a, "dt": h,
+                            "max_abs_qd": float(np.max(np.abs(d.prep.signals.qd[a:b])))}
                            for n, (a, b), h in zip(d.prep.names, d.prep.bounds, d.prep.dt,
                                                    strict=True)]
                  for d in datasets},
@@ -264,8 +265,8 @@ def summary_dict(result: IdentificationResult, train: Sequence[Trajectory] | Non
         refined, warnings, headline (dataset, torque_error [-] of the identified model,
         others [-] by model, free_run: velocity_error [-], rms_q [rad or m]), terms (the
         final model's coefficients beside step 1's), history (winning σ0 start),
-        preprocessing, data, metrics, cve [, truth, reference]; non-finite numbers become
-        ``None``.
+        preprocessing, data (per record: name, samples, dt [s], max_abs_qd [rad/s or m/s]),
+        metrics, cve [, truth, reference]; non-finite numbers become ``None``.
     """
     known = _known(known)
     with threadpool_limits(1):  # vector products only: BLAS threads would just contend
