@@ -294,10 +294,12 @@ def _story(result, label: str) -> list[str]:
     sign = "tanh(K q̇)" if result.model.tanh_k > 0 else "sign(q̇)"
     how = (f"step 1 kept {int(terms['step1_active'].sum())} of {len(result.terms)} candidates, "
            f"AICc on {result.sweep.validation_source} data")
+    same = list(terms["active"]) == list(terms["step1_active"])
     if result.refined:
         how += "; the LuGre refinement re-selected the terms"
     elif result.model.kind == "lugre":
-        how += "; the LuGre iterations refitted them"
+        how += ("; the LuGre iterations refitted them" if same else
+                "; the LuGre iterations refitted them and changed the set")
     lines = [f"{label}final model ({kind} friction, {sign}): {len(final)} terms "
              f"{', '.join(final['term'])}" + (" + σ0, σ1" if kind == "LuGre" else ""),
              f"{label}  {how} (terms.csv lists both)", *_model_lines(result.model)]

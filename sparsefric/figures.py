@@ -29,6 +29,8 @@ ZOOM_ABOVE_S = 8.0
 MAX_LAG = 400
 #: Reversals drawn in the pre-sliding view.
 MAX_REVERSALS = 12
+#: Roles of the models known beforehand (the true model, a published reference).
+KNOWN_ROLES = ("truth", "reference")
 #: Line style per model role (legend label, colour, dash).
 STYLES = {"static": ("static (step 1)", COLORS["static"], "6 3"),
           "dynamic": ("LuGre (final)", COLORS["dynamic"], None),
@@ -83,6 +85,13 @@ class Evaluation:
     def final(self) -> str:
         """The role of the identified model: ``dynamic`` if there is one, else ``static``."""
         return "dynamic" if "dynamic" in self.predictions else "static"
+
+    def own_roles(self) -> list[str]:
+        """The static model, the known models, then the identified model (drawn last, on
+        top); other methods' models are left to the comparison."""
+        own = [r for r in ("static", *KNOWN_ROLES) if r in self.predictions and
+               r != self.final()]
+        return [*own, self.final()]
 
 
 # ----------------------------------------------------------------------------- step 1
@@ -199,7 +208,7 @@ def zoom_windows(t: np.ndarray, qd: np.ndarray, residual: np.ndarray
     revs = reversals(qd)
     n = len(t)
     width = int(np.clip(2 * np.median(np.diff(revs)) if len(revs) > 2 else n / 8,
-                        n / 40, n / 6))
+                        n / 40, n / 8))
     out = []
     if len(revs):
         peaks = [np.max(np.abs(qd[a:b])) for a, b in zip(np.r_[0, revs[:-1]], revs,
@@ -244,9 +253,10 @@ def torque_fit(data: Evaluation, unit: dict[str, str]) -> Figure:
         windows = zoom_windows(traj.t, signals.qd[s], tau - final)
         main = _torque_panel(data, i, unit, f"{short(traj.name)}: whole record")
         err = Panel("t [s]", "(τ − τ̂)/max|τ| [%]", "error")
-        for k, (role, preds) in enumerate(data.predictions.items()):
-            label, color, dash = _style(role, k)
-            err.line(traj.t, 100 * relative_error_series(tau, preds[i]), label, color, None, 1.0)
+        for k, role in enumerate(data.own_roles()):
+            label, color, _ = _style(role, k)
+            err.line(traj.t, 100 * relative_error_series(tau, data.predictions[role][i]), label,
+                     color, None, 1.0)
         for t0, t1, _ in windows:
             main.span(t0, t1)
             err.span(t0, t1)
@@ -265,9 +275,9 @@ def _torque_panel(data: Evaluation, i: int, unit: dict[str, str], title: str,
     t = data.trajectories[i].t[keep]
     p = Panel("t [s]", f"τ [{unit['tau']}]", title)
     p.line(t, data.measured()[i][keep], "measured", COLORS["measured"], width=1.0)
-    for k, (role, preds) in enumerate(data.predictions.items()):
+    for k, role in enumerate(data.own_roles()):
         label, color, dash = _style(role, k)
-        p.line(t, preds[i][keep], label, color, dash, 1.2)
+        p.line(t, data.predictions[role][i][keep], label, color, dash, 1.2)
     return p
 
 

@@ -42,7 +42,7 @@ from sparsefric.validation import (
 )
 
 #: Roles of models known beforehand, in the order they are quoted.
-KNOWN = ("truth", "reference")
+KNOWN = figures.KNOWN_ROLES
 
 
 # --------------------------------------------------------------------------- evaluation

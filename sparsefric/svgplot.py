@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 #: Width of a figure in SVG user units (≈ CSS pixels at 100 % zoom).
 WIDTH = 1100
@@ -178,33 +179,35 @@ class Panel:
     rules: list[tuple[str, float, str, str | None]] = field(default_factory=list)
     spans: list[tuple[float, float]] = field(default_factory=list)
 
-    def line(self, x, y, label: str | None = None, color: str = COLORS["measured"],
-             dash: str | None = None, width: float = 1.4) -> Panel:
+    def line(self, x: ArrayLike, y: ArrayLike, label: str | None = None,
+             color: str = COLORS["measured"], dash: str | None = None,
+             width: float = 1.4) -> Panel:
         """A line through (x, y), thinned when long (:func:`thin`)."""
         x, y = thin(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
         self.series.append(_Series("line", x, y, label, color, dash, width))
         return self
 
-    def points(self, x, y, label: str | None = None, color: str = COLORS["measured"],
-               size: float = 3.0) -> Panel:
+    def points(self, x: ArrayLike, y: ArrayLike, label: str | None = None,
+               color: str = COLORS["measured"], size: float = 3.0) -> Panel:
         """Dots of diameter ``size`` [user units]."""
         self.series.append(_Series("points", np.asarray(x, dtype=float),
                                    np.asarray(y, dtype=float), label, color, width=size))
         return self
 
-    def errorbar(self, x, y, err, label: str | None = None, color: str = COLORS["cve"]
-                 ) -> Panel:
+    def errorbar(self, x: ArrayLike, y: ArrayLike, err: ArrayLike, label: str | None = None,
+                 color: str = COLORS["cve"]) -> Panel:
         """Dots with vertical bars ± ``err``."""
         self.series.append(_Series("errorbar", np.asarray(x, dtype=float),
                                    np.asarray(y, dtype=float), label, color, width=5.0,
                                    err=np.asarray(err, dtype=float)))
         return self
 
-    def hbars(self, values, label: str, color: str, slot: int = 0, slots: int = 1) -> Panel:
+    def hbars(self, values: ArrayLike, label: str, color: str, slot: int = 0,
+              slots: int = 1) -> Panel:
         """Horizontal bars, one per category; ``slot`` of ``slots`` bars side by side."""
-        y = np.arange(len(values)) + (slot + 0.5) / slots - 0.5
-        self.series.append(_Series("hbar", np.asarray(values, dtype=float), y, label, color,
-                                   width=0.8 / slots))
+        x = np.asarray(values, dtype=float)
+        y = np.arange(len(x)) + (slot + 0.5) / slots - 0.5
+        self.series.append(_Series("hbar", x, y, label, color, width=0.8 / slots))
         return self
 
     def vline(self, x: float, color: str = COLORS["axis"], dash: str = "4 3",
