@@ -13,10 +13,12 @@ folder. Each joint is identified in its own process (``--workers N``) or as one 
 Dask distributed cluster (``--scheduler tcp://HOST:PORT``; the workers must see the same file
 system) and written to ``DIR/<joint>/`` exactly like ``sparsefric identify`` (staged, then moved
 into place, ``model.json`` last) plus ``summary.json``. A joint whose ``model.json`` already
-exists is skipped unless ``--force``. A failing joint is reported in the summary and does not
-stop the others. ``DIR/summary.csv`` and ``DIR/summary.html`` compare the joints: active terms,
-parameters, torque errors and robust z-scores of the friction parameters, flagging the joints
-whose friction stands out.
+exists is kept unless ``--force``: it stays ``ok`` with the timing of the run that identified it
+(column ``run``: ``earlier``). A failing joint is reported in the summary and does not stop the
+others. ``DIR/summary.csv`` and ``DIR/summary.html`` compare the joints: active terms,
+parameters, torque errors, robust z-scores of the friction parameters and their ratio to the
+median of the other joints, flagging the joints whose friction stands out; the HTML page draws
+the friction curves of all joints overlaid and a strip plot per friction parameter.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,13 +44,14 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from sparsefric.atomic import staged, write_text
-from sparsefric.data import LOAD_DEFAULTS, load_with
+from sparsefric.data import LOAD_DEFAULTS, TIME_UNITS, load_with
 from sparsefric.errors import SparsefricError
 from sparsefric.identify import SparseFric
 from sparsefric.model import JointModel
 from sparsefric.options import (
     ANGLE_UNITS,
     AXES,
+    DEFAULT_OUTLIER_RATIO,
     DEFAULT_OUTLIER_Z,
     DIFFERENTIATION,
     LIBRARIES,
@@ -107,6 +110,7 @@ OPTIONS: dict[str, Callable[[str], Any]] = {
     "cutoff_hz": parse_positive,
     "presliding_distance": parse_positive,
     "angle_unit": _choice(*ANGLE_UNITS),
+    "time_unit": _choice(*TIME_UNITS),
     "resample": parse_bool,
     "time": _name,
     "position": _name,
@@ -146,7 +150,7 @@ class JointSpec:
 
 @dataclass
 class JointResult:
-    """Outcome of one joint: ``status`` is ``ok``, ``skipped`` or ``failed``.
+    """Outcome of one joint: ``status`` is ``ok`` or ``failed``.
 
     Attributes
     ----------
@@ -157,7 +161,11 @@ class JointResult:
     summary : dict
         :func:`sparsefric.report.summary_dict` of the joint (empty if failed or unreadable).
     seconds : float
-        Wall time [s] of the identification (0 for a skipped joint).
+        Wall time [s] of the identification (of the earlier run for a kept joint; NaN when
+        that run's summary.csv is gone).
+    earlier : bool
+        The joint's results were kept from an earlier run (``model.json`` present, no
+        ``force``).
     """
 
     joint: str
@@ -165,6 +173,7 @@ class JointResult:
     error: str = ""
     summary: dict = field(default_factory=dict)
     seconds: float = 0.0
+    earlier: bool = False
 
 
 def _where(manifest: Path, line: int, column: str | None = None) -> str:
@@ -327,8 +336,9 @@ def identify_joint(spec: JointSpec, out_dir: str) -> JointResult:
                        seconds=time.perf_counter() - start)
 
 
-def _previous(spec: JointSpec, out: Path) -> JointResult:
-    """The result of a joint already complete on disk (``model.json`` present)."""
+def _previous(spec: JointSpec, out: Path, seconds: Mapping[str, float]) -> JointResult:
+    """The result of a joint already complete on disk (``model.json`` present), with the
+    timing the earlier run recorded in ``summary.csv`` (``seconds``: joint → wall time [s])."""
     try:
         summary = json.loads((out / spec.joint / "summary.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -337,7 +347,18 @@ def _previous(spec: JointSpec, out: Path) -> JointResult:
         except SparsefricError as exc:
             return JointResult(spec.joint, "failed", f"earlier result unreadable: {exc}; "
                                "rerun with --force")
-    return JointResult(spec.joint, "skipped", summary=summary)
+    return JointResult(spec.joint, "ok", summary=summary,
+                       seconds=seconds.get(spec.joint, math.nan), earlier=True)
+
+
+def _earlier_seconds(out: Path) -> dict[str, float]:
+    """Joint → wall time [s] of the joints an earlier run identified (from its summary.csv)."""
+    try:
+        table = pd.read_csv(out / "summary.csv", usecols=["joint", "seconds"],
+                            dtype={"joint": str})
+    except (OSError, ValueError, pd.errors.ParserError):
+        return {}
+    return dict(zip(table["joint"], table["seconds"].astype(float), strict=True))
 
 
 # ------------------------------------------------------------------------------ execution
@@ -389,7 +410,8 @@ def _run_dask(specs: list[JointSpec], out: str, scheduler: str,
 
 def run_batch_specs(specs: list[JointSpec], out_dir: str | os.PathLike, *, workers: int = 1,
                     scheduler: str | None = None, force: bool = False, progress: bool = True,
-                    outlier_z: float = DEFAULT_OUTLIER_Z) -> pd.DataFrame:
+                    outlier_z: float = DEFAULT_OUTLIER_Z,
+                    outlier_ratio: float = DEFAULT_OUTLIER_RATIO) -> pd.DataFrame:
     """Identify every joint (skipping complete ones) and write the batch summary.
 
     Parameters
@@ -403,11 +425,15 @@ def run_batch_specs(specs: list[JointSpec], out_dir: str | os.PathLike, *, worke
     scheduler : str, optional
         Address of a Dask distributed scheduler (``tcp://host:port``); one task per joint.
     force : bool
-        Redo joints whose ``model.json`` exists.
+        Redo joints whose ``model.json`` exists (else they are kept, with their status and
+        timing).
     progress : bool
-        Show a tqdm progress bar on stderr.
+        Show a tqdm progress bar on stderr (only when stderr is a terminal).
     outlier_z : float
         |robust z-score| above which a friction parameter is flagged.
+    outlier_ratio : float
+        A friction parameter at least this many times the median of the other joints, or at
+        most its inverse, is flagged too (:func:`ratio_to_others`).
 
     Returns
     -------
@@ -418,13 +444,14 @@ def run_batch_specs(specs: list[JointSpec], out_dir: str | os.PathLike, *, worke
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, JointResult] = {}
     todo = []
+    seconds = _earlier_seconds(out)
     for s in specs:
         if not force and (out / s.joint / "model.json").is_file():
-            results[s.joint] = _previous(s, out)
+            results[s.joint] = _previous(s, out, seconds)
         else:
             todo.append(s)
     bar = tqdm(total=len(specs), initial=len(specs) - len(todo), unit="joint", desc="joints",
-               disable=not progress, file=sys.stderr)
+               disable=not (progress and sys.stderr.isatty()), file=sys.stderr)
 
     def report(res: JointResult) -> None:
         results[res.joint] = res
@@ -437,8 +464,8 @@ def run_batch_specs(specs: list[JointSpec], out_dir: str | os.PathLike, *, worke
         elif todo:
             _run_local(todo, str(out), max(1, min(workers, len(todo))), report)
     table = summary_table([results.get(s.joint, JointResult(s.joint, "failed", "no result"))
-                           for s in specs], outlier_z)
-    write_summary(table, out, outlier_z)
+                           for s in specs], outlier_z, outlier_ratio)
+    write_summary(table, out, outlier_z, outlier_ratio)
     return table
 
 
@@ -473,7 +500,8 @@ def _model_columns(model: dict) -> dict[str, Any]:
 
 
 def _joint_row(res: JointResult) -> dict[str, Any]:
-    row: dict[str, Any] = {"joint": res.joint, "status": res.status, "error": res.error,
+    row: dict[str, Any] = {"joint": res.joint, "status": res.status,
+                           "run": "earlier" if res.earlier else "this", "error": res.error,
                            "seconds": round(res.seconds, 2)}
     s = res.summary
     if not s.get("model"):
@@ -484,9 +512,12 @@ def _joint_row(res: JointResult) -> dict[str, Any]:
     row["n_active"] = len(terms) if terms else None
     row["lambda"] = s.get("selection", {}).get("lambda")
     row.update(_model_columns(s["model"]))
+    row["_model"] = s["model"]  # for the figures of summary.html; not in summary.csv
     model = "dynamic" if row["kind"] == "lugre" else "static"
     for dataset in ("train", "validate", "test"):
         row[f"{dataset}_rel_rms"] = _overall_error(s.get("metrics", []), dataset, model)
+    speeds = [r.get("max_abs_qd") for rs in s.get("data", {}).values() for r in rs]
+    row["max_abs_qd"] = max((v for v in speeds if v is not None), default=math.nan)
     return row
 
 
@@ -519,23 +550,62 @@ def robust_z(values: np.ndarray) -> np.ndarray:
     return z
 
 
-def summary_table(results: list[JointResult], outlier_z: float = DEFAULT_OUTLIER_Z
-                  ) -> pd.DataFrame:
-    """One row per joint: status, active terms, parameters, errors, z-scores and flags.
+def ratio_to_others(values: np.ndarray) -> np.ndarray:
+    """Each value divided by the median of the other joints' values [-], NaN-aware.
+
+    Parameters
+    ----------
+    values : ndarray
+        One positive parameter across joints (any unit); NaN entries are ignored and stay NaN.
+
+    Returns
+    -------
+    ndarray
+        NaN for fewer than 3 finite values or where the others' median is not positive. A
+        break-away 1.5× the fleet's gives 1.5 however few joints there are and however they
+        scatter, where a z-score needs a tight fleet.
+    """
+    x = np.asarray(values, dtype=float)
+    ok = np.flatnonzero(np.isfinite(x))
+    out = np.full(x.shape, np.nan)
+    if len(ok) < 3:
+        return out
+    for i in ok:
+        med = np.median(x[ok[ok != i]])
+        out[i] = x[i] / med if med > 0 else np.nan
+    return out
+
+
+def _stands_out(z: float, ratio: float, outlier_z: float, outlier_ratio: float) -> bool:
+    """Whether a parameter is flagged: |z| above ``outlier_z`` or a ratio beyond
+    ``outlier_ratio`` either way."""
+    far = math.isfinite(z) and abs(z) > outlier_z
+    odd = math.isfinite(ratio) and (ratio >= outlier_ratio or ratio <= 1 / outlier_ratio)
+    return far or odd
+
+
+def summary_table(results: list[JointResult], outlier_z: float = DEFAULT_OUTLIER_Z,
+                  outlier_ratio: float = DEFAULT_OUTLIER_RATIO) -> pd.DataFrame:
+    """One row per joint: status, active terms, parameters, errors, z-scores, ratios, flags.
 
     Parameters
     ----------
     results : list of JointResult
     outlier_z : float
         Flag threshold on |robust z|.
+    outlier_ratio : float
+        Flag threshold on the ratio to the other joints' median (and its inverse).
 
     Returns
     -------
     DataFrame
-        Columns joint, status, error, seconds, converged, active_terms, n_active, lambda, axis,
-        kind, parameters (units of the joint's axis: N·m, rad/s… or N, m/s…), ``*_rel_rms`` per
-        data set, ``z_<param>`` for :data:`COMPARED` (within joints of the same axis) and
-        ``flagged`` (the parameters with |z| > ``outlier_z``, ';'-separated).
+        Columns joint, status, run (``this`` or ``earlier``), error, seconds, converged,
+        active_terms (of the final model), n_active, lambda, axis, kind, parameters (units of
+        the joint's axis: N·m, rad/s… or N, m/s…), ``*_rel_rms`` per data set [-],
+        ``max_abs_qd`` [rad/s or m/s], ``z_<param>`` and ``ratio_<param>`` for
+        :data:`COMPARED` (within joints of the same axis), ``flagged`` (the parameters that
+        stand out, ';'-separated) and ``_model`` (the model as a dict, left out of
+        summary.csv).
     """
     df = pd.DataFrame([_joint_row(r) for r in results])
     for col in ("axis", *COMPARED):
@@ -543,74 +613,138 @@ def summary_table(results: list[JointResult], outlier_z: float = DEFAULT_OUTLIER
             df[col] = np.nan
     for name in COMPARED:
         df[f"z_{name}"] = np.nan
+        df[f"ratio_{name}"] = np.nan
     for _, idx in df[df["axis"].notna()].groupby("axis").groups.items():
         for name in COMPARED:
-            df.loc[idx, f"z_{name}"] = robust_z(df.loc[idx, name].to_numpy(float))
-    z = df[[f"z_{n}" for n in COMPARED]].to_numpy(float)
-    df["flagged"] = [";".join(n for n, v in zip(COMPARED, zs, strict=True)
-                              if np.isfinite(v) and abs(v) > outlier_z) for zs in z]
+            values = df.loc[idx, name].to_numpy(float)
+            df.loc[idx, f"z_{name}"] = robust_z(values)
+            df.loc[idx, f"ratio_{name}"] = ratio_to_others(values)
+    df["flagged"] = [";".join(n for n in COMPARED if _stands_out(
+        row[f"z_{n}"], row[f"ratio_{n}"], outlier_z, outlier_ratio)) for _, row in df.iterrows()]
     return df
 
 
 _CSS = """
 body{font-family:sans-serif;max-width:1400px;margin:1em auto;padding:0 1em;color:#222}
+.scroll{width:fit-content;max-width:100%;overflow:auto;max-height:40em}
 table{border-collapse:collapse;font-size:0.8em}td,th{border:1px solid #ccc;padding:2px 5px}
-th{background:#f0f0f0}td{text-align:right}td.l{text-align:left}
+th{background:#f0f0f0;position:sticky;top:0}td{text-align:right}td.l{text-align:left}
 tr.failed td{background:#fde8e8}td.flag{background:#ffe9a8;font-weight:bold}
 .note{color:#555;font-size:0.9em}
 """
-_SHOWN = ("joint", "status", "converged", "active_terms", "inertia", "gravity_cos",
+_SHOWN = ("joint", "status", "run", "converged", "active_terms", "inertia", "gravity_cos",
           "gravity_sin", "coulomb", "breakaway", "stribeck_velocity", "viscous", "sigma0",
           "sigma1", "train_rel_rms", "validate_rel_rms", "test_rel_rms",
-          *(f"z_{n}" for n in COMPARED), "flagged", "seconds")
+          *(f"z_{n}" for n in COMPARED), *(f"ratio_{n}" for n in COMPARED), "flagged",
+          "seconds")
+#: Columns shown in % (ratios ‖τ − τ̂‖/‖τ‖) under a header that says so.
+_PERCENT = {f"{d}_rel_rms": f"{d} ‖τ − τ̂‖/‖τ‖ [%]" for d in ("train", "validate", "test")}
 
 
-def _cell(col: str, value: Any, row: pd.Series, outlier_z: float) -> str:
+def _flag_of(col: str, row: pd.Series, outlier_z: float, outlier_ratio: float) -> bool:
+    for prefix in ("z_", "ratio_"):
+        if col.startswith(prefix):
+            col = col[len(prefix):]
+    return col in COMPARED and _stands_out(row.get(f"z_{col}", math.nan),
+                                           row.get(f"ratio_{col}", math.nan),
+                                           outlier_z, outlier_ratio)
+
+
+def _cell(col: str, value: Any, row: pd.Series, limits: tuple[float, float]) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "<td></td>"
     if col == "joint" and row.get("status") != "failed":
         j = html.escape(str(value))
         return f'<td class="l"><a href="{j}/report.html">{j}</a></td>'
+    if col in _PERCENT:
+        value = 100 * float(value)
     is_num = isinstance(value, float | np.floating)
     text = f"{value:.4g}" if is_num else html.escape(str(value))
-    param = col[2:] if col.startswith("z_") else col
-    flagged = param in COMPARED and abs(row.get(f"z_{param}", 0.0) or 0.0) > outlier_z
-    cls = "flag" if flagged else ("l" if isinstance(value, str) else "")
+    cls = "flag" if _flag_of(col, row, *limits) else ("l" if isinstance(value, str) else "")
     return f'<td class="{cls}">{text}</td>' if cls else f"<td>{text}</td>"
 
 
-def _summary_html(df: pd.DataFrame, outlier_z: float) -> str:
+def _joints_table(df: pd.DataFrame, limits: tuple[float, float]) -> str:
     cols = [c for c in _SHOWN if c in df.columns]
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    head = "".join(f"<th>{html.escape(_PERCENT.get(c, c))}</th>" for c in cols)
     rows = []
     for _, row in df.iterrows():
         cls = ' class="failed"' if row["status"] == "failed" else ""
-        cells = "".join(_cell(c, row[c], row, outlier_z) for c in cols)
-        rows.append(f"<tr{cls}>{cells}</tr>")
-    failed = df[df["status"] == "failed"]
-    errors = "".join(f"<li><b>{html.escape(r.joint)}</b>: {html.escape(str(r.error))}</li>"
-                     for r in failed.itertuples())
-    flagged = df[df["flagged"] != ""]
-    flags = "".join(f"<li><b>{html.escape(r.joint)}</b>: {html.escape(r.flagged)}</li>"
-                    for r in flagged.itertuples())
-    counts = df["status"].value_counts().to_dict()
+        rows.append(f"<tr{cls}>" + "".join(_cell(c, row[c], row, limits) for c in cols)
+                    + "</tr>")
+    return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
+            "</tbody></table></div>")
+
+
+def flag_reasons(row: pd.Series) -> str:
+    """Why a joint's parameters are flagged: "breakaway 1.52× the others' median (z 2.1)"."""
+    out = []
+    for name in filter(None, str(row.get("flagged", "")).split(";")):
+        ratio, z = row.get(f"ratio_{name}", math.nan), row.get(f"z_{name}", math.nan)
+        out.append(f"{COMPARED.get(name, name)} {ratio:.3g}× the others' median (z {z:.2g})")
+    return "; ".join(out)
+
+
+def _items(df: pd.DataFrame, column: str) -> str:
+    def text(r: pd.Series) -> str:
+        return flag_reasons(r) if column == "flagged" else str(r[column])
+
+    items = "".join(f"<li><b>{html.escape(str(r['joint']))}</b>: {html.escape(text(r))}</li>"
+                    for _, r in df.iterrows())
+    return f"<ul>{items or '<li>none</li>'}</ul>"
+
+
+def _fleet_figures(df: pd.DataFrame, limits: tuple[float, float]) -> str:
+    """Per axis: the friction curves of every joint overlaid and the strip plots."""
+    from sparsefric.figures import fleet_friction, fleet_strips
+
+    out = []
+    done = df[df["status"] == "ok"]
+    for axis, joints in done.groupby("axis"):
+        models = {r["joint"]: JointModel.from_dict(r["_model"]) for _, r in joints.iterrows()}
+        v_max = float(np.nanmax(joints["max_abs_qd"].to_numpy(float), initial=0.0)) or 1.0
+        flags = {name: [_stands_out(r[f"z_{name}"], r[f"ratio_{name}"], *limits)
+                        for _, r in joints.iterrows()] for name in COMPARED}
+        out += [fleet_friction(models, v_max, str(axis)).svg(),
+                fleet_strips(joints, COMPARED, flags, str(axis)).svg()]
+    return "".join(out)
+
+
+def _summary_html(df: pd.DataFrame, outlier_z: float, outlier_ratio: float) -> str:
+    from sparsefric.svgplot import CSS as FIGURE_CSS
+
+    limits = (outlier_z, outlier_ratio)
+    counts = count_text(df)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f"<title>sparsefric batch summary</title><style>{_CSS}</style></head><body>\n"
-            f"<h1>sparsefric batch summary</h1><p>{len(df)} joints: "
-            + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-            + f'.</p><p class="note">Parameters in the units of each joint\'s axis (revolute: '
+            f"<title>sparsefric batch summary</title><style>{_CSS}{FIGURE_CSS}</style></head>"
+            f"<body>\n<h1>sparsefric batch summary</h1><p>{len(df)} joints: {counts}.</p>"
+            f'<p class="note">Parameters in the units of each joint\'s axis (revolute: '
             f"N·m, rad/s, N·m·s/rad, N·m/rad; prismatic: N, m/s, N·s/m, N/m). z_*: robust "
-            f"z-score 0.6745 (x − median)/MAD across joints of the same axis; highlighted where "
-            f"|z| &gt; {outlier_z:g}. *_rel_rms: ‖τ − τ̂‖/‖τ‖ of the final model.</p>\n"
-            f"<h2>Friction that stands out</h2><ul>{flags or '<li>none</li>'}</ul>\n"
-            f"<h2>Failed joints</h2><ul>{errors or '<li>none</li>'}</ul>\n"
-            f"<h2>Joints</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}"
-            f"</tbody></table>\n</body></html>\n")
+            f"z-score 0.6745 (x − median)/MAD across joints of the same axis; ratio_*: the "
+            f"value over the median of the other joints; highlighted where |z| &gt; "
+            f"{outlier_z:g} or the ratio is ≥ {outlier_ratio:g} or ≤ {1 / outlier_ratio:.3g}. "
+            f"‖τ − τ̂‖/‖τ‖ of the final model. run: this run, or kept from an earlier run "
+            f"(with its timing).</p>\n"
+            f"<h2>Friction that stands out</h2>{_items(df[df['flagged'] != ''], 'flagged')}\n"
+            f"<h2>Failed joints</h2>{_items(df[df['status'] == 'failed'], 'error')}\n"
+            f"<h2>The fleet</h2>{_fleet_figures(df, limits)}\n"
+            f"<h2>Joints</h2>{_joints_table(df, limits)}\n</body></html>\n")
+
+
+def count_text(df: pd.DataFrame) -> str:
+    """The joints by status, e.g. "2 ok (1 kept from an earlier run), 1 failed"."""
+    parts = []
+    for status, n in sorted(df["status"].value_counts().items()):
+        kept = int(((df["status"] == status) & (df["run"] == "earlier")).sum())
+        parts.append(f"{n} {status}" + (f" ({kept} kept from an earlier run)" if kept else ""))
+    return ", ".join(parts)
 
 
 def write_summary(table: pd.DataFrame, out_dir: str | os.PathLike,
-                  outlier_z: float = DEFAULT_OUTLIER_Z) -> None:
+                  outlier_z: float = DEFAULT_OUTLIER_Z,
+                  outlier_ratio: float = DEFAULT_OUTLIER_RATIO) -> None:
     """Write ``summary.csv`` and ``summary.html`` into ``out_dir`` atomically."""
     out = Path(out_dir)
-    write_text(out / "summary.csv", table.to_csv(index=False))
-    write_text(out / "summary.html", _summary_html(table, outlier_z))
+    shown = table.drop(columns=[c for c in table.columns if c.startswith("_")])
+    write_text(out / "summary.csv", shown.to_csv(index=False))
+    write_text(out / "summary.html", _summary_html(table, outlier_z, outlier_ratio))

@@ -28,6 +28,7 @@ from sparsefric.model_commands import add_parsers as _model_file_parsers
 from sparsefric.options import (
     ANGLE_UNITS,
     AXES,
+    DEFAULT_OUTLIER_RATIO,
     DEFAULT_OUTLIER_Z,
     DIFFERENTIATION,
     LIBRARIES,
@@ -99,7 +100,17 @@ def _parse_fraction(text: str) -> float:
     return value
 
 
+def _parse_methods(text: str) -> tuple[str, ...]:
+    names = tuple(p for p in text.replace(";", ",").split(",") if p.strip())
+    for name in names:
+        if name.strip() not in METHODS[1:]:
+            raise ValueError(f"expected methods among {', '.join(METHODS[1:])} separated by "
+                             f"commas, got {name.strip()!r}")
+    return tuple(dict.fromkeys(n.strip() for n in names))
+
+
 _fraction = _argument_type(_parse_fraction)
+_methods = _argument_type(_parse_methods)
 
 
 def _add_output_options(p: argparse.ArgumentParser, default_out: str | None) -> None:
@@ -179,13 +190,13 @@ def _warn(args: argparse.Namespace, text: str) -> None:
 # ------------------------------------------------------------------------------ identify
 #: identify options that only sparsefric uses (their defaults come from the parser).
 _SPARSEFRIC_ONLY = ("model", "static_only", "library", "offset", "omega_starts", "aic_parts",
-                    "presliding_distance", "nu", "tanh_k")
+                    "presliding_distance", "nu", "tanh_k", "compare")
 
 _IDENTIFY_EXAMPLES = _examples(
     "sparsefric identify data/example/train_*.csv --validate data/example/validate_*.csv \\",
-    "    --test data/example/test_*.csv --out results/example",
+    "    --test data/example/test_*.csv --truth data/example/truth.json --out results/example",
     "sparsefric identify data/emps/emps_estimation.csv --axis prismatic --holdout 0.3 \\",
-    "    --out results/emps",
+    "    --reference data/emps/reference.json --compare idim-ls,output-error --out results/emps",
     "sparsefric identify run.csv --time-unit ms --method idim-ls --out results/idim --force")
 
 
@@ -233,8 +244,18 @@ def _identify_parser(sub) -> None:
                         "viscous by least squares), output-error (LuGre by nonlinear least "
                         "squares from IDIM-LS), two-step (static curve from constant-velocity "
                         "moves, σ0, σ1 from --presliding)")
+    p.add_argument("--compare", type=_methods, default=(), metavar="METHODS",
+                   help="also fit these baselines on the same data (comma-separated: idim-ls, "
+                        "output-error, two-step) and compare them in the report, with their "
+                        "fit %%")
     p.add_argument("--presliding", default=None, metavar="FILE",
-                   help="pre-sliding record (torque below break-away) for --method two-step")
+                   help="pre-sliding record (torque below break-away) for two-step")
+    p.add_argument("--truth", default=None, metavar="MODEL",
+                   help="the true model of simulated data (model.json format): its errors are "
+                        "quoted beside the identified model's and it is drawn in the report")
+    p.add_argument("--reference", default=None, metavar="MODEL",
+                   help="a published reference model (model.json format): quoted and drawn "
+                        "like --truth")
     _add_output_options(p, DEFAULT_OUT)
     p.add_argument("--json", action="store_true",
                    help="print a machine-readable summary instead of the results")
@@ -268,12 +289,22 @@ def _model_lines(m) -> list[str]:
 
 
 def _story(result, label: str) -> list[str]:
-    """The selected terms, the model's parameters and whether the iterations converged."""
-    n_active = int(result.terms.active.sum())
-    lines = [f"{label}step 1 kept {n_active} of {len(result.terms)} candidates (AICc on "
-             f"{result.sweep.validation_source} data); "
-             + ("terms re-selected with the dynamic columns; " if result.refined else "")
-             + f"model ({result.model.kind}):", *_model_lines(result.model)]
+    """The final model in words: its terms, how it came about, its parameters, convergence."""
+    terms = result.final_terms
+    final = terms[terms["active"]]
+    kind = "LuGre" if result.model.kind == "lugre" else "static"
+    sign = "tanh(K q̇)" if result.model.tanh_k > 0 else "sign(q̇)"
+    how = (f"step 1 kept {int(terms['step1_active'].sum())} of {len(result.terms)} candidates, "
+           f"AICc on {result.sweep.validation_source} data")
+    same = list(terms["active"]) == list(terms["step1_active"])
+    if result.refined:
+        how += "; the LuGre refinement re-selected the terms"
+    elif result.model.kind == "lugre":
+        how += ("; the LuGre iterations refitted them" if same else
+                "; the LuGre iterations refitted them and changed the set")
+    lines = [f"{label}final model ({kind} friction, {sign}): {len(final)} terms "
+             f"{', '.join(final['term'])}" + (" + σ0, σ1" if kind == "LuGre" else ""),
+             f"{label}  {how} (terms.csv lists both)", *_model_lines(result.model)]
     if result.model.kind == "lugre":
         state = "converged" if result.converged else "NOT converged"
         lines.append(f"{label}{state}: {result.convergence_reason}")
@@ -302,25 +333,56 @@ def _data_sets(args: argparse.Namespace):
     return train, validate or None, test or None
 
 
+def _known_models(args: argparse.Namespace) -> dict:
+    """``--truth`` and ``--reference`` models, by their label."""
+    from sparsefric.model import JointModel
+
+    out = {}
+    for label in ("truth", "reference"):
+        path = getattr(args, label)
+        if path:
+            model = JointModel.load(path)
+            if model.axis != args.axis:
+                raise OptionError(label, f"{path}: is a {model.axis} model, the data are "
+                                  f"--axis {args.axis}")
+            out[label] = model
+    return out
+
+
+def _comparisons(args: argparse.Namespace, train, validate) -> dict:
+    """The ``--compare`` baselines fitted on the same records, by method name."""
+    from sparsefric.baselines import fit_baseline
+
+    presliding = _load([args.presliding], args)[0] if args.presliding else None
+    return {method: fit_baseline(method, train, args.axis, validate=validate or (),
+                                 presliding=presliding, cutoff_hz=args.cutoff_hz,
+                                 sigma0_starts=args.sigma0_starts)
+            for method in args.compare}
+
+
 def _run_identify(args: argparse.Namespace) -> int:
     from sparsefric.atomic import refuse_results, staged
     from sparsefric.outputs import RESULT_NAMES, write_results
+    from sparsefric.report import headline_lines
 
     out = Path(args.out)
     refuse_results(out, RESULT_NAMES, args.force)
     _check_method_options(args)
     train, validate, test = _data_sets(args)
+    known = _known_models(args)
     if args.method != "sparsefric":
-        return _run_baseline(args, train, validate, test)
+        return _run_baseline(args, train, validate, test, known)
     models = ("A", "B") if args.model == "both" else (args.model,)
     fitted = {m: _estimator(args, m).fit(train, validate=validate).result_ for m in models}
+    compare = _comparisons(args, train, validate)
     summaries: dict[str, dict] = {}
 
     def work(stage: Path) -> None:
         for name, result in fitted.items():
             target = stage / name if len(fitted) > 1 else stage
             target.mkdir(exist_ok=True)
-            summaries[name] = write_results(result, target, train, validate, test)
+            summaries[name] = write_results(result, target, train, validate, test,
+                                            known=known, compare=compare)
 
     staged(out, work, RESULT_NAMES)
     if args.json:
@@ -333,6 +395,9 @@ def _run_identify(args: argparse.Namespace) -> int:
     if validate is None:
         _say(args, "no --validate files: AICc was computed on the training data")
     _say(args, f"results written to {out}/")
+    for name, summary in summaries.items():  # the headline last: what a glance reads
+        label = f"[model {name}] " if len(fitted) > 1 else ""
+        _say(args, "\n".join(label + line for line in headline_lines(summary)))
     return 0
 
 
@@ -342,8 +407,11 @@ def _check_method_options(args: argparse.Namespace) -> None:
         for name, default in args.sparsefric_only.items():
             if getattr(args, name) != default:
                 raise OptionError(name, "applies to --method sparsefric only")
-    if args.presliding and args.method != "two-step":
+    uses_presliding = args.method == "two-step" or "two-step" in args.compare
+    if args.presliding and not uses_presliding:
         raise OptionError("presliding", "applies to --method two-step only")
+    if "two-step" in args.compare and not args.presliding:
+        raise OptionError("compare", "two-step needs --presliding FILE")
     if args.sigma0_starts and args.method not in ("sparsefric", "output-error"):
         raise OptionError("sigma0_starts", "applies to --method sparsefric and output-error")
 
@@ -356,7 +424,7 @@ def _baseline_errors(args: argparse.Namespace, models: dict, sets: dict) -> dict
             for label, m in models.items()}
 
 
-def _run_baseline(args: argparse.Namespace, train, validate, test) -> int:
+def _run_baseline(args: argparse.Namespace, train, validate, test, known: dict) -> int:
     """``identify --method`` with a baseline: model.json and a summary of its errors."""
     from sparsefric.atomic import staged
     from sparsefric.baselines import fit_baseline
@@ -369,15 +437,17 @@ def _run_baseline(args: argparse.Namespace, train, validate, test) -> int:
                          presliding=presliding, cutoff_hz=args.cutoff_hz,
                          sigma0_starts=args.sigma0_starts)
     wall = time.perf_counter() - t0
-    errors = _baseline_errors(args, {args.method: model},
+    errors = _baseline_errors(args, {args.method: model, **known},
                               {"train": train, "validate": validate, "test": test})
     summary = {"method": args.method, "axis": args.axis, "kind": model.kind,
                "wall_time_s": wall, "relative_error": errors[args.method],
                "parameters": [{"name": n, "unit": u, "value": v}
                               for n, u, v in model.parameters()]}
+    summary.update({f"{label}_relative_error": errors[label] for label in known})
     lines = [f"{args.method} ({model.kind} model), identified in {wall:.2f} s:",
              *_model_lines(model),
              *(f"  ‖τ − τ̂‖/‖τ‖ on the {role} data: {100 * err:.2f} %"
+               + "".join(f" ({label} {100 * errors[label][role]:.2f} %)" for label in known)
                for role, err in errors[args.method].items())]
 
     def work(stage: Path) -> None:
@@ -572,8 +642,8 @@ def _batch_parser(sub) -> None:
     p = sub.add_parser("batch", help="identify many joints listed in a manifest",
                        description="Identify every joint of a CSV manifest (columns joint, "
                        "train[, validate, test, options…]) in parallel; write DIR/<joint>/ per "
-                       "joint and DIR/summary.html, DIR/summary.csv. A rerun skips the joints "
-                       "already done and retries the failed ones.",
+                       "joint and DIR/summary.html, DIR/summary.csv. A rerun keeps the joints "
+                       "already done (their status and timings) and retries the failed ones.",
                        epilog=_examples("sparsefric batch joints.csv --out results/ --workers 2",
                                         "sparsefric batch joints.csv --out results/ --scheduler "
                                         "tcp://10.0.0.5:8786 --force"))
@@ -587,6 +657,10 @@ def _batch_parser(sub) -> None:
                    help="redo joints whose model.json already exists")
     p.add_argument("--outlier-z", type=_positive, default=DEFAULT_OUTLIER_Z, metavar="Z",
                    help=f"flag |robust z-score| above this (default: {DEFAULT_OUTLIER_Z:g})")
+    p.add_argument("--outlier-ratio", type=_positive, default=DEFAULT_OUTLIER_RATIO,
+                   metavar="R", help="also flag a friction parameter R times the median of the "
+                   f"other joints or more, or 1/R of it or less (default: "
+                   f"{DEFAULT_OUTLIER_RATIO:g})")
     quiet = p.add_mutually_exclusive_group()
     quiet.add_argument("--quiet", action="store_true",
                        help="no progress bar; print only failed joints, flags and errors")
@@ -597,19 +671,18 @@ def _batch_parser(sub) -> None:
 def _run_batch(args: argparse.Namespace) -> int:
     """Exit status 0 if every joint succeeded or was skipped, 1 if any failed (a bad manifest
     raises :class:`SparsefricError`)."""
-    from sparsefric.batch import run_manifest
+    from sparsefric.batch import count_text, flag_reasons, run_manifest
 
     table = run_manifest(args.manifest, args.out, workers=args.workers,
                          scheduler=args.scheduler, force=args.force,
-                         progress=_interactive(args), outlier_z=args.outlier_z)
+                         progress=_interactive(args), outlier_z=args.outlier_z,
+                         outlier_ratio=args.outlier_ratio)
     failed = table[table["status"] == "failed"]
     for r in failed.itertuples():
         print(f"sparsefric: joint {r.joint} failed: {r.error}", file=sys.stderr)
-    for r in table[table["flagged"] != ""].itertuples():
-        _warn(args, f"joint {r.joint}: friction stands out ({r.flagged})")
-    counts = table["status"].value_counts().to_dict()
-    _say(args, ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-         + f"; summary written to {Path(args.out) / 'summary.html'}")
+    for _, r in table[table["flagged"] != ""].iterrows():
+        _warn(args, f"joint {r['joint']}: friction stands out: {flag_reasons(r)}")
+    _say(args, f"{count_text(table)}; summary written to {Path(args.out) / 'summary.html'}")
     return 1 if len(failed) else 0
 
 

@@ -5,9 +5,9 @@
 
 :func:`results_html` renders an :class:`~sparsefric.result.IdentificationResult` as tables:
 status and convergence, the selected λ, the parameters of the static and dynamic models with
-units, and the active terms (a :class:`~sparsefric.model.JointModel` renders itself). It does
-not import :mod:`sparsefric.report`, which switches matplotlib to the Agg backend and would stop
-inline figures in a notebook.
+units, and the active terms of the final model (a :class:`~sparsefric.model.JointModel` renders
+itself). It does not import :mod:`sparsefric.report`, which evaluates data sets and is not
+needed to show a fit.
 """
 
 from __future__ import annotations
@@ -66,20 +66,22 @@ def results_html(result: IdentificationResult) -> str:
     -------
     str
         Status and convergence, λ selection, parameter table (static and dynamic models, with
-        units) and the active terms with their coefficients and units.
+        units) and the terms of the final model with their coefficients and units (step 1's
+        beside).
     """
     models = {"static": result.static_model}
     if result.model.kind == "lugre":
         models["dynamic"] = result.model
     params = parameter_table(models)
-    active = result.terms[result.terms["active"]]
+    terms = result.final_terms
+    active = terms[terms["active"]]
     sign = "B" if result.model.tanh_k > 0 else "A"
     return (f'{NOTEBOOK_STYLE}<div class="sparsefric"><b>SparseFric</b> '
             f"({result.model.axis}, model {sign})" + _status(result) + _selection(result)
             + "<p><b>Parameters</b></p>"
             + html_table(list(params.columns), params.itertuples(index=False), digits=DIGITS)
-            + "<p><b>Active terms</b> (step 1)</p>"
-            + html_table(["term", "kind", "coefficient", "unit"],
-                         active[["term", "kind", "coefficient", "unit"]].itertuples(index=False),
-                         digits=DIGITS)
+            + "<p><b>Active terms</b> of the final model (step 1's coefficient beside)</p>"
+            + html_table(["term", "kind", "coefficient", "unit", "step 1"],
+                         active[["term", "kind", "coefficient", "unit", "step1_coefficient"]]
+                         .itertuples(index=False), digits=DIGITS)
             + _convergence(result) + "</div>")

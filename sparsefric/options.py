@@ -30,6 +30,9 @@ METHODS: tuple[str, ...] = ("sparsefric", "idim-ls", "output-error", "two-step")
 ANGLE_UNITS: tuple[str, ...] = ("rad", "deg")
 #: |Robust z-score| of a friction parameter above which batch flags a joint.
 DEFAULT_OUTLIER_Z = 3.5
+#: Ratio to the fleet's median (or its inverse) from which batch flags a friction parameter: a
+#: break-away 1.5× the others' is flagged even where the joints scatter too much for z-scores.
+DEFAULT_OUTLIER_RATIO = 1.4
 
 
 def check_choice(parameter: str, value: object, choices: tuple[str, ...]) -> str:

@@ -6,7 +6,7 @@ They are written into a staging folder and published by :func:`sparsefric.atomic
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,11 +29,18 @@ def stamped(model: JointModel) -> JointModel:
 
 def write_results(result: IdentificationResult, stage: Path, train: Sequence[Trajectory],
                   validate: Sequence[Trajectory] | None, test: Sequence[Trajectory] | None,
-                  title: str | None = None) -> dict:
+                  title: str | None = None, *, known: Mapping[str, JointModel] | None = None,
+                  compare: Mapping[str, JointModel] | None = None) -> dict:
     """Every result file of one identification into ``stage``, ``model.json`` last; returns
-    the report's summary (:func:`sparsefric.report.summary_dict`)."""
+    the report's summary (:func:`sparsefric.report.summary_dict`).
+
+    ``terms.csv`` holds every candidate with its coefficient in the final model beside step
+    1's (:attr:`~sparsefric.result.IdentificationResult.final_terms`), the model the report
+    and ``model.json`` describe. ``known`` (truth, reference) and ``compare`` (other methods'
+    models) go to :func:`~sparsefric.report.write_report`.
+    """
     result.selection.to_csv(stage / "selection.csv", index=False)
-    result.terms.to_csv(stage / "terms.csv", index=False)
+    result.final_terms.to_csv(stage / "terms.csv", index=False)
     if len(result.history):
         result.history.to_csv(stage / "history.csv", index=False)
     refinement = result.lugre.refinement.table if result.lugre is not None else None
@@ -44,6 +51,7 @@ def write_results(result: IdentificationResult, stage: Path, train: Sequence[Tra
     if result.lugre_model is not None and result.lugre_model is not result.model:
         stamped(result.lugre_model).save(stage / "lugre_model.json")
     options = {"title": title} if title else {}
-    summary = write_report(result, stage, train, validate=validate, test=test, **options)
+    summary = write_report(result, stage, train, validate=validate, test=test, known=known,
+                           compare=compare, **options)
     stamped(result.model).save(stage / "model.json")
     return summary

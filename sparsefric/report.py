@@ -2,98 +2,78 @@
 
 >>> write_report(est.result_, "out/", train, validate=val, test=test)      # doctest: +SKIP
 
-``report.html`` embeds every figure as a base64 PNG (matplotlib, Agg backend) and uses no external
-resource, so it opens offline. Both files are written atomically. :func:`summary_dict` gives the
-same key results as a JSON-serialisable dictionary (the CLI's ``--json``).
+``report.html`` draws every figure as inline SVG (:mod:`sparsefric.figures`): sharp at any
+zoom, no script, no external resource, so it opens offline. Its Status section, the last lines
+the command line prints (:func:`headline_lines`) and ``summary.md`` give the same headline: the
+torque error of the identified model on the test data (else the validation data, else the
+training data) in %, beside the true or reference model's and the free-run error. Both files
+are written atomically. :func:`summary_dict` gives the same key results as a JSON-serialisable
+dictionary (the CLI's ``--json``; ratios there stay ratios, not %).
 """
 
 from __future__ import annotations
 
-import base64
 import datetime as _dt
 import html
-import io
 import json
 import math
-import os
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from threadpoolctl import threadpool_limits
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from sparsefric.atomic import write_text  # noqa: E402
-from sparsefric.data import Trajectory  # noqa: E402
-from sparsefric.errors import SparsefricError  # noqa: E402
-from sparsefric.model import JointModel, parameter_table, units  # noqa: E402
-from sparsefric.preprocessing import Prepared  # noqa: E402
-from sparsefric.result import IdentificationResult  # noqa: E402
-from sparsefric.tables import fmt, html_table, markdown_table  # noqa: E402
-from sparsefric.validation import (  # noqa: E402
+from sparsefric import figures
+from sparsefric.atomic import write_text
+from sparsefric.data import Trajectory
+from sparsefric.errors import SparsefricError
+from sparsefric.figures import Evaluation, short
+from sparsefric.model import JointModel, parameter_table, units
+from sparsefric.result import IdentificationResult
+from sparsefric.svgplot import CSS as FIGURE_CSS
+from sparsefric.tables import fmt, html_table, markdown_table
+from sparsefric.validation import (
     FreeRunResult,
     cve_from_trajectories,
     free_run_compare,
-    friction_from_torque,
-    hysteresis,
     metrics_table,
-    relative_error_series,
 )
 
-#: Largest number of points drawn per line (longer records are decimated for the figures).
-MAX_POINTS = 3000
-DPI = 80
-COLORS = {"measured": "0.25", "static": "tab:orange", "dynamic": "tab:blue", "truth": "tab:green",
-          "cve": "tab:red"}
+#: Roles of models known beforehand, in the order they are quoted.
+KNOWN = figures.KNOWN_ROLES
 
 
 # --------------------------------------------------------------------------- evaluation
-
-
-@dataclass
-class _Dataset:
-    """One data set prepared once, with both models' predictions."""
-
-    label: str
-    trajectories: list[Trajectory]
-    prep: Prepared
-    predictions: dict[str, list[np.ndarray]] = field(default_factory=dict)
-
-    def slices(self) -> list[slice]:
-        return [slice(a, b) for a, b in self.prep.bounds]
-
-    def measured(self) -> list[np.ndarray]:
-        return [self.prep.tau_raw[s] for s in self.slices()]
-
-
 def _evaluate(result: IdentificationResult, label: str,
-              trajectories: Sequence[Trajectory] | None) -> _Dataset | None:
+              trajectories: Sequence[Trajectory] | None,
+              others: Mapping[str, JointModel]) -> Evaluation | None:
+    """One data set prepared once, with the predictions of every model (``others``: known
+    and compared models by role)."""
     if not trajectories:
         return None
     prep = result.prepare(list(trajectories))
     preds = {"static": prep.torque(result.static_model)}
     if result.model.kind == "lugre":
         preds["dynamic"] = prep.torque(result.model)
-    return _Dataset(label, list(trajectories), prep, preds)
+    preds.update({role: prep.torque(m) for role, m in others.items()})
+    return Evaluation(label, list(trajectories), prep, preds)
 
 
-def _datasets(result: IdentificationResult, train, validate, test) -> list[_Dataset]:
-    out = [_evaluate(result, lab, trajs)
+def _datasets(result: IdentificationResult, train, validate, test,
+              others: Mapping[str, JointModel] | None = None) -> list[Evaluation]:
+    out = [_evaluate(result, lab, trajs, others or {})
            for lab, trajs in (("train", train), ("validate", validate), ("test", test))]
     return [d for d in out if d is not None]
 
 
-def _metrics(datasets: list[_Dataset]) -> pd.DataFrame:
+def _metrics(datasets: list[Evaluation]) -> pd.DataFrame:
     frames = [metrics_table(d.prep.names, d.measured(), d.predictions, d.label) for d in datasets]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def _cve(cve: pd.DataFrame | None, datasets: list[_Dataset]) -> pd.DataFrame:
+def _cve(cve: pd.DataFrame | None, datasets: list[Evaluation]) -> pd.DataFrame:
     if cve is not None:
         return cve
     trajs = [t for d in datasets for t in d.trajectories]
@@ -103,251 +83,85 @@ def _cve(cve: pd.DataFrame | None, datasets: list[_Dataset]) -> pd.DataFrame:
         return pd.DataFrame(columns=["trajectory", "velocity", "friction", "friction_std"])
 
 
-def _refinement_note(result: IdentificationResult) -> str:
-    """One paragraph on the re-selection with the dynamic columns and any warnings."""
-    out = []
-    refinement = result.lugre.refinement if result.lugre is not None else None
-    if refinement is not None and refinement.table is not None:
-        table = refinement.table.table
-        row = table[table.selected].iloc[0]
-        kept = (f"replaced the first LuGre model after {len(refinement.runs)} round(s), each "
-                "from the last kept model" if refinement.refined else
-                "did not predict better and was not kept")
-        out.append(f'<p class="note">Refinement: with the converged bristle state, the sweep over '
-                   f"every friction candidate (dynamic columns σ0 z/g·[1, e^…] and ż) selected "
-                   f"{int(row.n_active)} terms at λ = {fmt(row['lambda'])}; the re-iterated "
-                   f"model {kept}. The parameter table shows the final model.</p>")
-    for text in result.warnings:
-        out.append(f'<p class="note"><b>Warning:</b> {html.escape(text)}</p>')
-    return "\n".join(out)
-
-
-def _free_runs(model: JointModel, data: _Dataset | None,
+def _free_runs(model: JointModel, data: Evaluation | None,
                restart_s: float | None) -> list[FreeRunResult]:
     if data is None or not model.inertia > 0:  # no inertia term: nothing to integrate
         return []
-    out = []
-    for traj, s in zip(data.trajectories, data.slices(), strict=True):
-        out.append(free_run_compare(model, traj.t, traj.q, traj.tau,
-                                    data.prep.signals.qd[s], restart_s=restart_s))
+    return [free_run_compare(model, traj.t, traj.q, traj.tau, data.prep.signals.qd[s],
+                             restart_s=restart_s)
+            for traj, s in zip(data.trajectories, data.slices(), strict=True)]
+
+
+def _held_out(datasets: Sequence[Evaluation]) -> Evaluation | None:
+    """The test data, else the validation data, else the training data."""
+    by = {d.label: d for d in datasets}
+    return by.get("test") or by.get("validate") or by.get("train")
+
+
+# --------------------------------------------------------------------------- headline
+def _free_run_figures(runs: Sequence[FreeRunResult]) -> dict[str, float]:
+    """‖q̇ − q̇_sim‖/‖q̇‖ [-] and the RMS position error [rad or m] pooled over the runs."""
+    qd = np.concatenate([r.qd for r in runs])
+    diff = np.concatenate([r.qd - r.qd_sim for r in runs])
+    dq = np.concatenate([r.q - r.q_sim for r in runs])
+    return {"velocity_error": float(np.linalg.norm(diff) / np.linalg.norm(qd)),
+            "rms_q": float(np.sqrt(np.mean(dq**2)))}
+
+
+def _headline(held: Evaluation | None, runs: Sequence[FreeRunResult],
+              known_runs: Mapping[str, Sequence[FreeRunResult]],
+              restart_s: float | None) -> dict:
+    """The errors quoted at a glance (ratios): torque on the held-out data, free run."""
+    if held is None:
+        return {}
+    final = held.final()
+    out: dict[str, Any] = {"dataset": held.label, "model": final,
+                           "torque_error": held.error(final),
+                           "others": {r: held.error(r) for r in held.predictions
+                                      if r != final}}
+    if runs:
+        out["free_run"] = {"restart_s": restart_s, **_free_run_figures(runs),
+                           "others": {role: _free_run_figures(r)["velocity_error"]
+                                      for role, r in known_runs.items() if r}}
     return out
 
 
-# --------------------------------------------------------------------------- units
+def _others_text(others: Mapping[str, float], order: Sequence[str]) -> str:
+    labels = {"static": "static step-1 model", "dynamic": "LuGre model"}
+    parts = [f"{labels.get(r, r)} {100 * others[r]:.2f} %" for r in order if r in others]
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
-def _models(result: IdentificationResult, truth: JointModel | None) -> dict[str, JointModel]:
-    models = {"static (step 1)": result.static_model}
-    if result.model.kind == "lugre":
-        models["dynamic (LuGre)"] = result.model
-    if truth is not None:
-        models["truth"] = truth
-    return models
+def headline_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The headline of :func:`summary_dict` as text: the torque error in % of the held-out
+    data beside the known and compared models', then the free-run error.
 
-
-# --------------------------------------------------------------------------- figures
-
-
-def _png(fig: plt.Figure) -> str:
-    """The figure as a base64 PNG string (the figure is closed)."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight")
-    plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def _decimate(*arrays: np.ndarray) -> list[np.ndarray]:
-    step = max(1, int(math.ceil(len(arrays[0]) / MAX_POINTS)))
-    return [np.asarray(a)[::step] for a in arrays]
-
-
-def fig_selection(selection: pd.DataFrame) -> plt.Figure:
-    """AIC_r and the number of eliminated terms against λ (log axis), the selected λ marked."""
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    lam = selection["lambda"].to_numpy(dtype=float)
-    ax.semilogx(lam, selection["aic_r"], "o-", color="tab:blue", label="AIC_r")
-    ax.set_xlabel("λ")
-    ax.set_ylabel("AIC_r = AICc − min AICc", color="tab:blue")
-    ax2 = ax.twinx()
-    ax2.semilogx(lam, selection["n_eliminated"], "s--", color="tab:orange", label="eliminated")
-    ax2.set_ylabel("eliminated terms", color="tab:orange")
-    sel = selection["selected"].to_numpy(dtype=bool)
-    if sel.any():
-        ax.axvline(lam[sel][0], color="k", lw=0.8, ls=":")
-        ax.text(lam[sel][0], 0.97, " selected", transform=ax.get_xaxis_transform(), ha="left",
-                va="top", fontsize=8)
-    ax.set_title("Model selection (step 1)")
-    ax.grid(True, which="both", alpha=0.3)
-    return fig
-
-
-def fig_coefficients(terms: pd.DataFrame) -> plt.Figure:
-    """|coefficient| of every candidate at the selected λ; selected terms filled."""
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    x = np.arange(len(terms))
-    mag = np.abs(terms["coefficient"].to_numpy(dtype=float))
-    active = terms["active"].to_numpy(dtype=bool)
-    floor = np.min(mag[mag > 0]) / 10 if np.any(mag > 0) else 1e-6
-    colors = np.where(active, "tab:blue", "0.8")
-    ax.bar(x, np.where(mag > 0, mag, floor), color=colors, edgecolor="k", linewidth=0.4)
-    ax.set_yscale("log")
-    ax.set_xticks(x, terms["term"], rotation=70, fontsize=7, ha="right")
-    ax.set_ylabel("|coefficient| (SI units)")
-    ax.set_title(f"Candidates: {int(active.sum())} of {len(terms)} selected (blue)")
-    ax.grid(True, axis="y", alpha=0.3)
-    return fig
-
-
-def fig_friction(static: JointModel, dynamic: JointModel | None, cve: pd.DataFrame,
-                 truth: JointModel | None, v_max: float, unit: dict[str, str]) -> plt.Figure:
-    """Friction–velocity curves: static model, dynamic model with ż = 0, CVE points, truth."""
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-    lo = 1e-4 * v_max
-    if len(cve):
-        lo = min(lo, 0.5 * float(cve["velocity"].min()))
-    v_log = np.geomspace(lo, v_max, 400)
-    v_lin = np.linspace(-v_max, v_max, 801)
-    curves = [("static (step 1)", static, COLORS["static"], "--")]
-    if dynamic is not None:
-        curves.append(("dynamic, ż = 0", dynamic, COLORS["dynamic"], "-"))
-    if truth is not None:
-        curves.append(("truth", truth, COLORS["truth"], ":"))
-    for label, m, c, ls in curves:
-        axes[0].semilogx(v_log, m.static_friction(v_log), ls, color=c, label=label)
-        axes[1].plot(v_lin, m.static_friction(v_lin), ls, color=c, label=label)
-    if len(cve):
-        v, f = cve["velocity"].to_numpy(float), cve["friction"].to_numpy(float)
-        err = cve["friction_std"].to_numpy(float) if "friction_std" in cve else None
-        axes[0].errorbar(v, f, yerr=err, fmt="o", color=COLORS["cve"], ms=4, capsize=2,
-                         label="CVE")
-        axes[1].errorbar(np.r_[v, -v], np.r_[f, -f], fmt="o", color=COLORS["cve"], ms=3)
-    axes[0].set_xlabel(f"q̇ [{unit['qd']}] (positive)")
-    axes[1].set_xlabel(f"q̇ [{unit['qd']}]")
-    for ax in axes:
-        ax.set_ylabel(f"τ_f steady state [{unit['tau']}]")
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(fontsize=8)
-    fig.suptitle("Friction–velocity curve")
-    fig.tight_layout()
-    return fig
-
-
-def fig_convergence(history: pd.DataFrame) -> plt.Figure:
-    """E_τ/‖τ‖, ξ_u, σ0, σ1 and Ω_s against the outer iteration of the winning σ0 start and
-    then of each refinement round (dashed lines where a round starts)."""
-    cols = [("error_rel", "E_τ/‖τ‖"), ("xi_u", "ξ_u"), ("sigma0", "σ0"), ("sigma1", "σ1"),
-            ("omega_s", "Ω_s")]
-    fig, axes = plt.subplots(1, len(cols), figsize=(11, 2.6))
-    k = np.arange(1, len(history) + 1)
-    stage = history["stage"].to_numpy() if "stage" in history else np.zeros(len(history))
-    starts = k[1:][stage[1:] != stage[:-1]]
-    for ax, (col, label) in zip(axes, cols, strict=True):
-        for x in starts:
-            ax.axvline(x - 0.5, color="0.5", lw=0.8, ls="--")
-        ax.plot(k, history[col], "o-", ms=3)
-        if col == "error_rel" and "prediction_error_rel" in history:
-            ax.plot(k, history["prediction_error_rel"], "s--", ms=3, label="prediction")
-            ax.legend(fontsize=7)
-        if col == "xi_u":
-            ax.axhline(1.0, color="k", lw=0.6, ls=":")
-        ax.set_title(label, fontsize=9)
-        ax.set_xlabel("outer iteration" + (", then refinements" if len(starts) else ""),
-                      fontsize=8)
-        ax.tick_params(labelsize=7)
-        ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    return fig
-
-
-def fig_torque(data: _Dataset, unit: dict[str, str]) -> plt.Figure:
-    """Measured and predicted torque, and the relative error (τ − τ̂)/max|τ|, per trajectory."""
-    n = len(data.trajectories)
-    fig, axes = plt.subplots(n, 2, figsize=(11, 2.4 * n), squeeze=False)
-    for i, (traj, s) in enumerate(zip(data.trajectories, data.slices(), strict=True)):
-        tau = data.prep.tau_raw[s]
-        t, y = _decimate(traj.t, tau)
-        axes[i, 0].plot(t, y, color=COLORS["measured"], lw=0.8, label="measured")
-        for label, preds in data.predictions.items():
-            t, yh = _decimate(traj.t, preds[i])
-            axes[i, 0].plot(t, yh, color=COLORS[label], lw=0.8, label=label)
-            t, e = _decimate(traj.t, 100 * relative_error_series(tau, preds[i]))
-            axes[i, 1].plot(t, e, color=COLORS[label], lw=0.6, label=label)
-        axes[i, 0].set_ylabel(f"τ [{unit['tau']}]")
-        axes[i, 1].set_ylabel("(τ − τ̂)/max|τ| [%]")
-        axes[i, 0].set_title(_short(traj.name), fontsize=9)
-        for ax in axes[i]:
-            ax.grid(True, alpha=0.3)
-    axes[0, 0].legend(fontsize=7, ncol=3)
-    axes[0, 1].legend(fontsize=7)
-    for ax in axes[-1]:
-        ax.set_xlabel("t [s]")
-    fig.suptitle(f"Torque fit — {data.label} data")
-    fig.tight_layout()
-    return fig
-
-
-def fig_free_run(runs: list[FreeRunResult], names: list[str], unit: dict[str, str],
-                 restart_s: float | None) -> plt.Figure:
-    """Free-run q and q̇ against the measurement, restarts marked."""
-    n = len(runs)
-    fig, axes = plt.subplots(n, 2, figsize=(11, 2.4 * n), squeeze=False)
-    for i, (r, name) in enumerate(zip(runs, names, strict=True)):
-        for j, (meas, sim, lab) in enumerate(((r.q, r.q_sim, f"q [{unit['q']}]"),
-                                              (r.qd, r.qd_sim, f"q̇ [{unit['qd']}]"))):
-            t, y, ys = _decimate(r.t, meas, sim)
-            axes[i, j].plot(t, y, color=COLORS["measured"], lw=1.0, label="measured")
-            axes[i, j].plot(t, ys, color=COLORS["dynamic"], lw=0.8, ls="--", label="free run")
-            axes[i, j].set_ylabel(lab)
-            axes[i, j].grid(True, alpha=0.3)
-        axes[i, 0].set_title(f"{_short(name)}: RMS q error {r.rms_q:.3g} {unit['q']}",
-                             fontsize=9)
-        axes[i, 1].set_title(f"RMS q̇ error {r.rms_qd:.3g} {unit['qd']}", fontsize=9)
-    axes[0, 0].legend(fontsize=7)
-    for ax in axes[-1]:
-        ax.set_xlabel("t [s]")
-    every = f"restarted from the measured state every {restart_s:g} s" if restart_s else \
-        "one run from the start"
-    fig.suptitle(f"Free-run simulation driven by the measured torque ({every})")
-    fig.tight_layout()
-    return fig
-
-
-def fig_hysteresis(model: JointModel, data: _Dataset, unit: dict[str, str]) -> plt.Figure:
-    """τ_f against q̇ around stops and reversals: measured (τ − rigid body) and the LuGre model."""
-    n = len(data.trajectories)
-    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.4), squeeze=False)
-    x = data.prep.signals
-    for i, (traj, s) in enumerate(zip(data.trajectories, data.slices(), strict=True)):
-        ax = axes[0, i]
-        qd, qdd = x.qd[s], x.qdd[s]
-        tau_f = friction_from_torque(model, x.q[s], qdd, data.prep.tau[s])
-        loops = hysteresis(qd, qdd, tau_f)
-        model_f = model.friction_torque(qd, traj.dt)
-        for branch, c in (("accelerating", "tab:purple"), ("decelerating", "tab:olive")):
-            b = loops[loops["branch"] == branch]
-            v, f = _decimate(b["qd"].to_numpy(), b["tau_f"].to_numpy())
-            ax.plot(v, f, ".", ms=1.5, color=c, label=f"measured, {branch}")
-        for k, (_, ev) in enumerate(loops.groupby("event")):
-            idx = ev["index"].to_numpy()
-            ax.plot(qd[idx], model_f[idx], "-", lw=0.6, color="k", alpha=0.6,
-                    label="LuGre model" if k == 0 else None)
-        ax.set_xlabel(f"q̇ [{unit['qd']}]")
-        ax.set_ylabel(f"τ_f [{unit['tau']}]")
-        ax.set_title(_short(traj.name), fontsize=9)
-        ax.grid(True, alpha=0.3)
-    axes[0, 0].legend(fontsize=7, markerscale=5)
-    fig.suptitle(f"Friction hysteresis around reversals — {data.label} data")
-    fig.tight_layout()
-    return fig
-
-
-def _short(name: str) -> str:
-    return os.path.basename(str(name))
+    Returns
+    -------
+    list of str
+        One or two lines (none without data).
+    """
+    h = summary.get("headline") or {}
+    if not h:
+        return []
+    others = h.get("others", {})
+    order = [*KNOWN, *(r for r in others if r not in (*KNOWN, "static", "dynamic")),
+             "static", "dynamic"]
+    note = "" if h["dataset"] != "train" else " — no validation or test data: the training fit"
+    lines = [f"{h['dataset']} torque error ‖τ − τ̂‖/‖τ‖ = {100 * h['torque_error']:.2f} %"
+             + _others_text(others, order) + note]
+    fr = h.get("free_run")
+    if fr:
+        every = f"restarted every {fr['restart_s']:g} s" if fr.get("restart_s") else "one run"
+        unit = units(summary["model"]["axis"])["q"]
+        lines.append(f"free run on the {h['dataset']} data ({every}): velocity error "
+                     f"‖q̇ − q̇_sim‖/‖q̇‖ = {100 * fr['velocity_error']:.2f} %"
+                     + _others_text(fr.get("others", {}), KNOWN)
+                     + f", RMS position error {fr['rms_q']:.3g} {unit}")
+    return lines
 
 
 # --------------------------------------------------------------------------- summary
-
-
 def _jsonable(obj: Any) -> Any:
     """Convert numpy scalars/arrays and non-finite floats (→ None) for JSON."""
     if isinstance(obj, dict):
@@ -383,8 +197,8 @@ def _selected_row(result: IdentificationResult) -> dict:
     return {k: row[k] for k in keys if k in row}
 
 
-def _summary(result: IdentificationResult, datasets: list[_Dataset], metrics: pd.DataFrame,
-             cve: pd.DataFrame, truth: JointModel | None) -> dict:
+def _summary(result: IdentificationResult, datasets: list[Evaluation], metrics: pd.DataFrame,
+             cve: pd.DataFrame, known: Mapping[str, JointModel], headline: dict) -> dict:
     out = {
         "format": "sparsefric-summary/1",
         "converged": bool(result.converged),
@@ -397,25 +211,36 @@ def _summary(result: IdentificationResult, datasets: list[_Dataset], metrics: pd
                       "aic_source": result.sweep.validation_source},
         "refined": result.refined,
         "warnings": result.warnings,
-        "terms": _records(result.terms),
+        "headline": headline,
+        "terms": _records(result.final_terms),
         "history": _records(result.winning_history),
         "preprocessing": _records(result.preprocessing),
-        "data": {d.label: [{"name": n, "samples": b - a, "dt": h}
+        "data": {d.label: [{"name": n, "samples": b - a, "dt": h,
+                            "max_abs_qd": float(np.max(np.abs(d.prep.signals.qd[a:b])))}
                            for n, (a, b), h in zip(d.prep.names, d.prep.bounds, d.prep.dt,
                                                    strict=True)]
                  for d in datasets},
         "metrics": _records(metrics),
         "cve": _records(cve),
     }
-    if truth is not None:
-        out["truth"] = truth.to_dict()
+    out.update({role: m.to_dict() for role, m in known.items()})
     return _jsonable(out)
+
+
+def _known(known: Mapping[str, JointModel] | None) -> dict[str, JointModel]:
+    """The known models in the order of :data:`KNOWN`; another role is an error."""
+    known = dict(known or {})
+    wrong = [role for role in known if role not in KNOWN]
+    if wrong:
+        raise ValueError(f"known models are {', '.join(KNOWN)}, got {wrong[0]!r}")
+    return {role: known[role] for role in KNOWN if known.get(role) is not None}
 
 
 def summary_dict(result: IdentificationResult, train: Sequence[Trajectory] | None = None,
                  validate: Sequence[Trajectory] | None = None,
                  test: Sequence[Trajectory] | None = None, cve: pd.DataFrame | None = None, *,
-                 truth: JointModel | None = None) -> dict:
+                 known: Mapping[str, JointModel] | None = None,
+                 restart_s: float | None = 1.0) -> dict:
     """Key results of an identification as a JSON-ready dict.
 
     Parameters
@@ -423,186 +248,344 @@ def summary_dict(result: IdentificationResult, train: Sequence[Trajectory] | Non
     result : IdentificationResult
         A fitted estimator's ``result_``.
     train, validate, test : list of Trajectory, optional
-        Data sets to score (torque metrics of the static and dynamic models per trajectory).
+        Data sets to score (torque metrics of every model per trajectory).
     cve : DataFrame, optional
         CVE points (:func:`sparsefric.validation.cve_from_trajectories`); default: none (not
         computed here).
-    truth : JointModel, optional
-        A known true model, copied into the summary.
+    known : mapping of str to JointModel, optional
+        ``truth`` (of simulated data) and ``reference`` (a published model): scored beside the
+        identified one and copied into the summary.
+    restart_s : float, optional
+        Restart period [s] of the free run of the headline (``None``: one run).
 
     Returns
     -------
     dict
         format, converged, convergence_reason, sigma0_init, model, static_model, selection,
-        terms, history (winning σ0 start), preprocessing, data, metrics, cve [, truth];
-        non-finite numbers become ``None``.
+        refined, warnings, headline (dataset, torque_error [-] of the identified model,
+        others [-] by model, free_run: velocity_error [-], rms_q [rad or m]), terms (the
+        final model's coefficients beside step 1's), history (winning σ0 start),
+        preprocessing, data (per record: name, samples, dt [s], max_abs_qd [rad/s or m/s]),
+        metrics, cve [, truth, reference]; non-finite numbers become ``None``.
     """
-    datasets = _datasets(result, train, validate, test)
-    cve = cve if cve is not None else pd.DataFrame()
-    return _summary(result, datasets, _metrics(datasets), cve, truth)
+    known = _known(known)
+    with threadpool_limits(1):  # vector products only: BLAS threads would just contend
+        datasets = _datasets(result, train, validate, test, known)
+        held = _held_out(datasets)
+        runs = _free_runs(result.model, held, restart_s)
+        known_runs = {role: _free_runs(m, held, restart_s) for role, m in known.items()}
+        cve = cve if cve is not None else pd.DataFrame()
+        return _summary(result, datasets, _metrics(datasets), cve, known,
+                        _headline(held, runs, known_runs, restart_s))
 
 
-# --------------------------------------------------------------------------- HTML / Markdown
-
+# --------------------------------------------------------------------------- HTML pieces
 _CSS = """
 body{font-family:sans-serif;max-width:1150px;margin:1em auto;padding:0 1em;color:#222}
 h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1.6em}
-table{border-collapse:collapse;font-size:0.85em;margin:0.5em 0}
-td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}
-th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}
-img{max-width:100%;display:block;margin:0.5em 0}
+.scroll{width:fit-content;max-width:100%;overflow:auto;max-height:30em;margin:0.5em 0}
+table{border-collapse:collapse;font-size:0.85em}
+td,th{border:1px solid #ccc;padding:2px 6px;text-align:right;vertical-align:top}
+th{background:#f0f0f0;position:sticky;top:0}td:first-child,th:first-child{text-align:left}
 .ok{color:#060;font-weight:bold}.bad{color:#a00;font-weight:bold}
 tr.sel td{background:#e6f0ff;font-weight:bold}
 .note{color:#555;font-size:0.9em}
+.headline{font-size:1.15em;background:#f4f8ff;border-left:4px solid #1f63b5;padding:0.4em 0.8em}
+nav{font-size:0.9em}nav a{margin-right:0.8em}
 """
 
 
 def _html_table(df: pd.DataFrame, highlight: Sequence[bool] | None = None) -> str:
-    return html_table(list(df.columns), df.itertuples(index=False), highlight)
+    return ('<div class="scroll">'
+            + html_table(list(df.columns), df.itertuples(index=False), highlight) + "</div>")
 
 
 def _md_table(df: pd.DataFrame) -> str:
     return markdown_table(list(df.columns), df.itertuples(index=False))
 
 
-def _img(b64: str, alt: str) -> str:
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{b64}">'
+def _percent(df: pd.DataFrame, columns: Mapping[str, str]) -> pd.DataFrame:
+    """``df`` with ratio columns as % under new names (``columns``: old → new header)."""
+    present = {c: n for c, n in columns.items() if c in df}
+    return df.assign(**{c: 100 * df[c].astype(float) for c in present}).rename(columns=present)
+
+
+def _metrics_view(metrics: pd.DataFrame) -> pd.DataFrame:
+    m = metrics.assign(trajectory=[short(n) for n in metrics["trajectory"]])
+    m = m.drop(columns=[c for c in ("n",) if c in m])
+    return _percent(m, {"relative_rms": "‖τ − τ̂‖/‖τ‖ [%]", "nrmse": "RMS/range [%]",
+                        "max_relative": "max |τ − τ̂|/max|τ| [%]"})
 
 
 def _preprocessing_table(result: IdentificationResult) -> pd.DataFrame:
+    """Differentiation settings: one row per setting, one column per training record."""
     df = result.preprocessing.copy()
-    for c in df.columns:
-        df[c] = [_short(v) if c == "trajectory" else
-                 (json.dumps(_jsonable(v)) if isinstance(v, dict | list) else v) for v in df[c]]
-    return df
+    names = [short(v) for v in df.pop("trajectory")] if "trajectory" in df else list(df.index)
+    cells = df.map(lambda v: json.dumps(_jsonable(v)) if isinstance(v, dict | list) else v)
+    table = cells.T
+    table.columns = names
+    return table.reset_index(names="setting")
 
 
-def _data_table(datasets: list[_Dataset], unit: dict[str, str]) -> pd.DataFrame:
+def _data_table(datasets: list[Evaluation], unit: dict[str, str]) -> pd.DataFrame:
     rows = []
     for d in datasets:
         for traj, s in zip(d.trajectories, d.slices(), strict=True):
             qd = d.prep.signals.qd[s]
-            rows.append({"set": d.label, "trajectory": _short(traj.name), "samples": len(traj),
+            rows.append({"set": d.label, "trajectory": short(traj.name), "samples": len(traj),
                          "duration [s]": traj.t[-1] - traj.t[0], "dt [s]": traj.dt,
                          f"max |q̇| [{unit['qd']}]": float(np.max(np.abs(qd))),
                          f"max |τ| [{unit['tau']}]": float(np.max(np.abs(traj.tau)))})
     return pd.DataFrame(rows)
 
 
-def _status_html(result: IdentificationResult) -> str:
+def _status_html(result: IdentificationResult, summary: dict) -> str:
     cls = "ok" if result.converged else "bad"
     word = "converged" if result.converged else "NOT converged"
     s0 = _sigma0_init(result)
     start = f"; winning initial σ0 = {s0:g}" if s0 is not None else ""
-    return (f'<p><span class="{cls}">{word}</span>: {html.escape(str(result.convergence_reason))}'
-            f"{html.escape(start)}</p>")
+    head = "".join(f"<div>{html.escape(line)}</div>" for line in headline_lines(summary))
+    return ((f'<div class="headline">{head}</div>' if head else "")
+            + f'<p><span class="{cls}">{word}</span>: '
+            f"{html.escape(str(result.convergence_reason))}{html.escape(start)}</p>")
 
 
-def _build(result: IdentificationResult, train, validate, test, cve, truth, restart_s,
-           title) -> tuple[str, str, dict]:
-    unit = units(result.model.axis)
-    datasets = _datasets(result, train, validate, test)
-    by = {d.label: d for d in datasets}
-    metrics = _metrics(datasets)
-    cve = _cve(cve, datasets)
-    summary = _summary(result, datasets, metrics, cve, truth)
-    params = parameter_table(_models(result, truth))
-    dynamic = result.model if result.model.kind == "lugre" else None
-    v_max = max((float(np.max(np.abs(d.prep.signals.qd))) for d in datasets), default=1.0)
-    held_out = by.get("test") or by.get("validate") or by.get("train")
-    runs = _free_runs(result.model, held_out, restart_s)
-    hist = result.winning_history
-    sel = result.selection
-
-    parts = [f"<h1>{html.escape(title)}</h1>",
-             f'<p class="note">Generated {_dt.datetime.now().isoformat(timespec="seconds")} by '
-             f"sparsefric (Mahmoudkhani et al. 2023: SINDy-SR3 static structure + iterative "
-             f"LuGre identification). Axis: {result.model.axis}.</p>",
-             "<h2>Status</h2>", _status_html(result),
-             "<h2>Parameters</h2>", _html_table(params),
-             "<h2>Data and preprocessing</h2>", _html_table(_data_table(datasets, unit)),
-             '<p class="note">Differentiation settings per trajectory (the regularisation used '
-             "and the rule that chose it):</p>", _html_table(_preprocessing_table(result)),
-             "<h2>Model selection (step 1)</h2>",
-             f"<p>Selected λ = {fmt(summary['selection'].get('lambda'))}: "
-             f"{summary['selection'].get('n_active')} of {len(result.terms)} candidates kept; "
-             f"AICc scored on {summary['selection'].get('aic_source')} data in "
-             f"{summary['selection'].get('aic_parts')} parts.</p>",
-             _img(_png(fig_selection(sel)), "AIC_r and eliminated terms against lambda"),
-             _refinement_note(result),
-             _html_table(sel[[c for c in ("threshold", "lambda", "n_active", "n_eliminated",
-                                          "omega_s", "train_error", "aic_r", "converged")
-                              if c in sel]], sel["selected"].to_numpy(bool)),
-             "<h3>Candidate coefficients at the selected λ</h3>",
-             _img(_png(fig_coefficients(result.terms)), "coefficients of every candidate"),
-             _html_table(result.terms, result.terms["active"].to_numpy(bool)),
-             "<h2>Friction–velocity curve</h2>",
-             _img(_png(fig_friction(result.static_model, dynamic, cve, truth, v_max, unit)),
-                  "friction against velocity")]
-    if len(cve):
-        parts += ['<p class="note">Constant-velocity experiment points: τ_f = (τ⁺ − τ⁻)/2 at '
-                  "matched positions; spread = std over position bins.</p>",
-                  _html_table(cve.assign(trajectory=[_short(n) for n in cve["trajectory"]]))]
-    if not hist.empty:
-        parts += ["<h2>Outer-loop convergence (winning σ0 start)</h2>",
-                  _img(_png(fig_convergence(hist)), "outer loop convergence"),
-                  _html_table(hist)]
-    parts += ["<h2>Torque prediction</h2>", _html_table(
-        metrics.assign(trajectory=[_short(n) for n in metrics["trajectory"]]))
-        if not metrics.empty else ""]
-    for label in ("train", "test"):
-        if label in by:
-            parts.append(_img(_png(fig_torque(by[label], unit)), f"torque fit {label}"))
-    if runs:
-        parts += [f"<h2>Free-run simulation ({held_out.label} data)</h2>",
-                  _img(_png(fig_free_run(runs, held_out.prep.names, unit, restart_s)),
-                       "free run")]
-    if dynamic is not None and held_out is not None:
-        parts += ["<h2>Hysteresis</h2>",
-                  '<p class="note">τ_f = τ − (I q̈ + a_c cos q + a_s sin q + o) of the '
-                  "identified rigid body, for |q̇| below 10 % of the top speed.</p>",
-                  _img(_png(fig_hysteresis(result.model, held_out, unit)), "hysteresis loops")]
-    body = "\n".join(parts)
-    page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>"
-            f"<body>\n{body}\n</body></html>\n")
-    md = _markdown(result, title, summary, params, metrics, cve, runs, held_out)
-    return page, md, summary
+def _refinement_note(result: IdentificationResult) -> str:
+    """One paragraph on the re-selection with the dynamic columns and any warnings."""
+    out = []
+    refinement = result.lugre.refinement if result.lugre is not None else None
+    if refinement is not None and refinement.table is not None:
+        table = refinement.table.table
+        row = table[table.selected].iloc[0]
+        kept = (f"replaced the first LuGre model after {len(refinement.runs)} round(s), each "
+                "from the last kept model" if refinement.refined else
+                "did not predict better and was not kept")
+        out.append(f'<p class="note">Refinement: with the converged bristle state, the sweep over '
+                   f"every friction candidate (dynamic columns σ0 z/g·[1, e^…] and ż) selected "
+                   f"{int(row.n_active)} terms at λ = {fmt(row['lambda'])}; the re-iterated "
+                   f"model {kept}. The chart and the tables below show the final model.</p>")
+    for text in result.warnings:
+        out.append(f'<p class="note"><b>Warning:</b> {html.escape(text)}</p>')
+    return "\n".join(out)
 
 
-def _markdown(result: IdentificationResult, title: str, summary: dict, params: pd.DataFrame,
-              metrics: pd.DataFrame, cve: pd.DataFrame, runs: list[FreeRunResult],
-              held_out: _Dataset | None) -> str:
-    status = "converged" if result.converged else "NOT converged"
+def _story(result: IdentificationResult, summary: dict) -> str:
+    """Step 1's selection and the final model in one sentence (as the console says it)."""
     sel = summary["selection"]
-    lines = [f"# {title}", "",
+    terms = result.final_terms
+    final = terms.loc[terms["active"], "term"]
+    kind = "LuGre" if result.model.kind == "lugre" else "static"
+    return (f"<p>Step 1 selected λ = {fmt(sel.get('lambda'))}: {sel.get('n_active')} of "
+            f"{len(result.terms)} candidates kept, AICc scored on {sel.get('aic_source')} data "
+            f"in {sel.get('aic_parts')} parts. <b>Final model</b> ({kind} friction): "
+            f"{len(final)} terms, {html.escape(', '.join(final))}"
+            + (" with σ0, σ1" if kind == "LuGre" else "") + ".</p>")
+
+
+def _hysteresis_note(axis: str) -> str:
+    gravity = "a_c cos q + a_s sin q + " if axis == "revolute" else ""
+    return (f'<p class="note">τ_f = τ − (I q̈ + {gravity}o) with the identified rigid body; '
+            "the pre-sliding loop follows each reversal until the joint has moved 4 × "
+            "break-away/σ0.</p>")
+
+
+# --------------------------------------------------------------------------- sections
+class _Context:
+    """Everything the sections of the report draw from, computed once."""
+
+    def __init__(self, result: IdentificationResult, sets: tuple, cve: pd.DataFrame | None,
+                 known: dict[str, JointModel], compare: Mapping[str, JointModel],
+                 restart_s: float | None):
+        self.result, self.known, self.compare = result, known, dict(compare)
+        self.restart_s = restart_s
+        self.unit = units(result.model.axis)
+        self.datasets = _datasets(result, *sets, {**known, **self.compare})
+        self.by = {d.label: d for d in self.datasets}
+        self.held = _held_out(self.datasets)
+        self.metrics = _metrics(self.datasets)
+        self.cve = _cve(cve, self.datasets)
+        self.runs = _free_runs(result.model, self.held, restart_s)
+        known_runs = {role: _free_runs(m, self.held, restart_s) for role, m in known.items()}
+        self.summary = _summary(result, self.datasets, self.metrics, self.cve, known,
+                                _headline(self.held, self.runs, known_runs, restart_s))
+        self.params = parameter_table(self.models())
+
+    def models(self) -> dict[str, JointModel]:
+        """Column label → model of the parameter table."""
+        out = {"static (step 1)": self.result.static_model}
+        if self.result.model.kind == "lugre":
+            out["LuGre (final)"] = self.result.model
+        return {**out, **self.known, **self.compare}
+
+    def curve_models(self) -> dict[str, JointModel]:
+        """Role → model of the friction figures."""
+        out = {"static": self.result.static_model}
+        if self.result.model.kind == "lugre":
+            out["dynamic"] = self.result.model
+        return {**out, **self.known, **self.compare}
+
+    def v_max(self) -> float:
+        return max((float(np.max(np.abs(d.prep.signals.qd))) for d in self.datasets),
+                   default=1.0)
+
+
+def _sec_status(c: _Context) -> str:
+    return _status_html(c.result, c.summary)
+
+
+def _sec_parameters(c: _Context) -> str:
+    return _html_table(c.params)
+
+
+def _sec_data(c: _Context) -> str:
+    return (_html_table(_data_table(c.datasets, c.unit))
+            + '<p class="note">Differentiation of the training records (the regularisation used '
+              "and the rule that chose it):</p>" + _html_table(_preprocessing_table(c.result)))
+
+
+def _sec_selection(c: _Context) -> str:
+    sel = c.result.selection
+    cols = [k for k in ("threshold", "lambda", "n_active", "n_eliminated", "omega_s",
+                        "train_error", "aic_r", "converged") if k in sel]
+    terms = c.result.final_terms
+    return (_story(c.result, c.summary) + figures.selection(sel, c.unit).svg()
+            + _refinement_note(c.result) + _html_table(sel[cols], sel["selected"].to_numpy(bool))
+            + figures.coefficients(terms).svg()
+            + '<p class="note">Coefficients of the final model (after the LuGre iterations and '
+              "any refinement) and of step 1, in the unit of each term; terms.csv holds the "
+              "same table.</p>" + _html_table(terms, terms["active"].to_numpy(bool)))
+
+
+def _sec_friction(c: _Context) -> str:
+    out = figures.friction_curves(c.curve_models(), c.v_max(), c.unit, c.cve).svg()
+    if len(c.cve):
+        out += ('<p class="note">Constant-velocity experiment points: τ_f = (τ⁺ − τ⁻)/2 at '
+                "matched positions; spread = std over position bins.</p>"
+                + _html_table(c.cve.assign(trajectory=[short(n) for n in c.cve["trajectory"]])))
+    return out
+
+
+def _sec_convergence(c: _Context) -> str:
+    hist = c.result.winning_history
+    if hist.empty:
+        return ""
+    view = _percent(hist, {"error_rel": "error_rel [%]",
+                           "prediction_error_rel": "prediction_error_rel [%]",
+                           "g_change": "g_change [%]"})
+    return figures.convergence(hist, c.unit).svg() + _html_table(view)
+
+
+def _sec_torque(c: _Context) -> str:
+    if c.metrics.empty:
+        return ""
+    shown = [c.by[lab] for lab in ("train", "test") if lab in c.by]
+    return (_html_table(_metrics_view(c.metrics))
+            + "".join(figures.torque_fit(d, c.unit).svg() for d in shown))
+
+
+def _sec_residuals(c: _Context) -> str:
+    return figures.residuals(c.held, c.unit).svg() if c.held is not None else ""
+
+
+def _sec_comparison(c: _Context) -> str:
+    if not c.compare or c.held is None:
+        return ""
+    roles = [c.held.final(), *c.known, *c.compare]
+    rows = [{"method": "sparsefric" if r in ("static", "dynamic") else r,
+             **{f"{d.label}: ‖τ − τ̂‖/‖τ‖ [%]": 100 * d.error(r) for d in c.datasets},
+             f"fit on {c.held.label} data [%]": _fit_percent(c.held, r)} for r in roles]
+    return (_html_table(pd.DataFrame(rows))
+            + '<p class="note">fit = 100 (1 − ‖τ − τ̂‖/‖τ − mean τ‖), as MATLAB\'s compare.</p>'
+            + figures.comparison(c.held, roles, c.unit).svg())
+
+
+def _fit_percent(d: Evaluation, role: str) -> float:
+    tau = np.concatenate(d.measured())
+    err = tau - np.concatenate(d.predictions[role])
+    return float(100 * (1 - np.linalg.norm(err) / np.linalg.norm(tau - tau.mean())))
+
+
+def _sec_free_run(c: _Context) -> str:
+    if not c.runs:
+        return ""
+    return figures.free_run(c.runs, c.held.prep.names, c.unit, c.restart_s).svg()
+
+
+def _sec_loops(c: _Context) -> str:
+    if c.result.model.kind != "lugre" or c.held is None:
+        return ""
+    models = {role: m for role, m in c.curve_models().items()
+              if role != "static" and m.kind == "lugre"}
+    return (_hysteresis_note(c.result.model.axis)
+            + figures.friction_loops(models, c.held, c.unit).svg())
+
+
+#: The sections of report.html: anchor, heading, builder (empty output: section left out).
+SECTIONS = (("status", "Status", _sec_status), ("parameters", "Parameters", _sec_parameters),
+            ("selection", "Model selection", _sec_selection),
+            ("friction", "Friction–velocity curve", _sec_friction),
+            ("convergence", "Outer-loop convergence (winning σ0 start)", _sec_convergence),
+            ("torque", "Torque prediction", _sec_torque),
+            ("residuals", "Residuals", _sec_residuals),
+            ("comparison", "Comparison of the methods", _sec_comparison),
+            ("free-run", "Free-run simulation", _sec_free_run),
+            ("loops", "Hysteresis and pre-sliding", _sec_loops),
+            ("data", "Data and preprocessing", _sec_data))
+
+
+def _page(c: _Context, title: str) -> str:
+    parts, links = [], []
+    for anchor, heading, build in SECTIONS:
+        body = build(c)
+        if body:
+            if anchor == "free-run":
+                heading = f"{heading} ({c.held.label} data)"
+            parts.append(f'<section id="{anchor}"><h2>{html.escape(heading)}</h2>{body}'
+                         "</section>")
+            links.append(f'<a href="#{anchor}">{html.escape(heading.split(" (")[0])}</a>')
+    stamp = _dt.datetime.now().isoformat(timespec="seconds")
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{html.escape(title)}</title><style>{_CSS}{FIGURE_CSS}</style></head><body>\n"
+            f"<h1>{html.escape(title)}</h1>"
+            f'<p class="note">Generated {stamp} by sparsefric (Mahmoudkhani et al. 2023: '
+            f"SINDy-SR3 static structure + iterative LuGre identification). Axis: "
+            f"{c.result.model.axis}. Figures are vector graphics: zoom in with the browser."
+            f"</p><nav>{''.join(links)}</nav>\n" + "\n".join(parts) + "\n</body></html>\n")
+
+
+def _markdown(c: _Context, title: str) -> str:
+    result, summary = c.result, c.summary
+    status = "converged" if result.converged else "NOT converged"
+    terms = result.final_terms
+    lines = [f"# {title}", "", *(f"**{line}**  " for line in headline_lines(summary)), "",
              f"**Status:** {status} — {result.convergence_reason}", "",
-             f"**Selection:** λ = {fmt(sel.get('lambda'))}, {sel.get('n_active')} of "
-             f"{sel.get('n_candidates')} candidates active "
-             f"({', '.join(result.terms.loc[result.terms['active'], 'term'])}).", "",
-             "## Parameters", "", _md_table(params)]
-    if not metrics.empty:
-        m = metrics.assign(trajectory=[_short(n) for n in metrics["trajectory"]])
-        lines += ["## Torque prediction", "",
-                  _md_table(m[["dataset", "trajectory", "model", "relative_rms", "nrmse",
-                               "max_abs"]])]
-    if runs and held_out is not None:
-        fr = pd.DataFrame([{"trajectory": _short(n), "rms_q": r.rms_q, "rms_qd": r.rms_qd,
+             f"**Final model:** {', '.join(terms.loc[terms['active'], 'term'])} "
+             f"(step 1: λ = {fmt(summary['selection'].get('lambda'))}, "
+             f"{summary['selection'].get('n_active')} of {len(terms)} candidates).", "",
+             "## Parameters", "", _md_table(c.params)]
+    if not c.metrics.empty:
+        m = _metrics_view(c.metrics)
+        lines += ["## Torque prediction", "", _md_table(m.drop(columns=["rms"]))]
+    if c.runs:
+        fr = pd.DataFrame([{"trajectory": short(n), "rms_q": r.rms_q, "rms_qd": r.rms_qd,
                             "max_abs_q": r.max_abs_q}
-                           for n, r in zip(held_out.prep.names, runs, strict=True)])
-        lines += [f"## Free run ({held_out.label} data)", "", _md_table(fr)]
-    if len(cve):
-        c = cve.assign(trajectory=[_short(n) for n in cve["trajectory"]])
-        lines += ["## Constant-velocity points", "", _md_table(c)]
+                           for n, r in zip(c.held.prep.names, c.runs, strict=True)])
+        lines += [f"## Free run ({c.held.label} data)", "", _md_table(fr)]
+    if len(c.cve):
+        lines += ["## Constant-velocity points", "",
+                  _md_table(c.cve.assign(trajectory=[short(n) for n in c.cve["trajectory"]]))]
     lines += ["Figures: see `report.html`.", ""]
     return "\n".join(lines)
 
 
-def write_report(result: IdentificationResult, out_dir: str | os.PathLike,
+def write_report(result: IdentificationResult, out_dir: str | Path,
                  train: Sequence[Trajectory],
                  validate: Sequence[Trajectory] | None = None,
                  test: Sequence[Trajectory] | None = None, cve: pd.DataFrame | None = None, *,
-                 truth: JointModel | None = None, restart_s: float | None = 1.0,
+                 known: Mapping[str, JointModel] | None = None,
+                 compare: Mapping[str, JointModel] | None = None,
+                 restart_s: float | None = 1.0,
                  title: str = "sparsefric identification report") -> dict:
     """Write ``report.html`` (self-contained) and ``summary.md`` into ``out_dir``, atomically.
 
@@ -614,12 +597,17 @@ def write_report(result: IdentificationResult, out_dir: str | os.PathLike,
         Output directory (created if missing).
     train, validate, test : list of Trajectory
         The data sets (validate and test optional); the torque fit is shown on train and test,
-        the free run and the hysteresis on test (else validate, else train).
+        the headline, residuals, free run and friction loops on test (else validate, else
+        train).
     cve : DataFrame, optional
         CVE points with columns trajectory, velocity [rad/s], friction [N·m], friction_std [N·m];
         default: computed from all given trajectories (pass an empty DataFrame to omit).
-    truth : JointModel, optional
-        A known true model (simulated data): its curve and parameters are shown.
+    known : mapping of str to JointModel, optional
+        Models known beforehand by role: ``truth`` (of simulated data), ``reference`` (a
+        published model); scored, drawn and tabulated beside the identified one.
+    compare : mapping of str to JointModel, optional
+        Models of other methods (``idim-ls`` …) fitted on the same data: overlaid, with their
+        errors and fit %.
     restart_s : float, optional
         Restart period [s] of the free-run simulation (``None``: one open-loop run).
     title : str
@@ -632,7 +620,10 @@ def write_report(result: IdentificationResult, out_dir: str | os.PathLike,
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    page, md, summary = _build(result, train, validate, test, cve, truth, restart_s, title)
+    with threadpool_limits(1):  # vector products only: BLAS threads would just contend
+        c = _Context(result, (train, validate, test), cve, _known(known), compare or {},
+                     restart_s)
+        page, md = _page(c, title), _markdown(c, title)
     write_text(out / "report.html", page)
     write_text(out / "summary.md", md)
-    return summary
+    return c.summary

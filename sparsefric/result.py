@@ -127,6 +127,31 @@ class IdentificationResult:
                                                 strict=True)])
 
     @property
+    def final_terms(self) -> pd.DataFrame:
+        """Every candidate with its coefficient in the final model (``model``) beside step 1's.
+
+        Returns
+        -------
+        DataFrame
+            term, kind, unit, coefficient and active (the final model: after the LuGre
+            iterations and any refinement, or the static model when it was kept),
+            step1_coefficient and step1_active (the λ sweep of step 1). Coefficients in the
+            unit of their term. A term of the final model outside the candidate list (a
+            Stribeck exponent off the grid) is appended as a row of its own.
+        """
+        step1 = self.terms.rename(columns={"coefficient": "step1_coefficient",
+                                           "active": "step1_active"})
+        final = _model_coefficients(self.model)
+        coef = [final.pop((t.kind, float(t.param)), 0.0) for t in self.library.terms()]
+        step1 = step1.assign(coefficient=coef, active=[c != 0 for c in coef])[
+            ["term", "kind", "unit", "coefficient", "active", "step1_coefficient", "step1_active"]]
+        extra = [{"term": _term_name(kind, param), "kind": kind, "unit": "", "coefficient": c,
+                  "active": c != 0, "step1_coefficient": 0.0, "step1_active": False}
+                 for (kind, param), c in final.items() if c != 0]
+        return pd.concat([step1, pd.DataFrame(extra, columns=step1.columns)],
+                         ignore_index=True) if extra else step1
+
+    @property
     def history(self) -> pd.DataFrame:
         """Outer-loop rows of every σ0 start and refinement round (empty if static)."""
         return self.lugre.history if self.lugre is not None else pd.DataFrame()
@@ -165,3 +190,22 @@ class IdentificationResult:
                        model: JointModel | None = None) -> float:
         """‖τ − τ̂‖/‖τ‖ over all samples of ``trajectories``, τ the measured torque."""
         return self.prepare(trajectories).relative_error(model or self.model)
+
+
+def _model_coefficients(model: JointModel) -> dict[tuple[str, float], float]:
+    """The coefficient of each candidate kind and parameter (power p, exponent δ) in a model."""
+    out = {("inertia", 0.0): model.inertia, ("offset", 0.0): model.offset,
+           ("coulomb", 0.0): model.coulomb}
+    if model.axis == "revolute":
+        out[("gravity_cos", 0.0)] = model.gravity_cos
+        out[("gravity_sin", 0.0)] = model.gravity_sin
+    out.update({("viscous", float(p)): c for p, c in model.viscous})
+    out.update({("stribeck", float(d)): a for d, a in model.stribeck})
+    return out
+
+
+def _term_name(kind: str, param: float) -> str:
+    """The plain-text name of a term outside the candidate list."""
+    if kind == "stribeck":
+        return f"sign(qd)*exp(-|qd/Ws|^{param:g})"
+    return f"qd^{param:g}" if kind == "viscous" else kind

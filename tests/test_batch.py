@@ -87,10 +87,12 @@ def test_two_joints_succeed_and_the_broken_one_is_reported(batch):
     assert 'href="a/report.html"' in page and "no column &#x27;tau&#x27;" in page
 
 
-def test_rerun_skips_complete_joints_and_force_redoes(batch, monkeypatch):
+def test_rerun_keeps_complete_joints_with_their_status_and_force_redoes(batch, monkeypatch,
+                                                                       capsys):
     root, manifest, _ = batch
     out = root / "out"
     stamp = (out / "a" / "model.json").stat().st_mtime_ns
+    first = pd.read_csv(out / "summary.csv").set_index("joint")
     calls = []
 
     def fake_run(specs, out_dir, workers, report):
@@ -99,10 +101,16 @@ def test_rerun_skips_complete_joints_and_force_redoes(batch, monkeypatch):
             report(JointResult(s.joint, "failed", "not run"))
 
     monkeypatch.setattr(batch_module, "_run_local", fake_run)
-    table = run_manifest(manifest, out, workers=2, progress=False)
+    capsys.readouterr()
+    table = run_manifest(manifest, out, workers=2, progress=True)
+    assert capsys.readouterr().err == ""  # no progress bar: stderr is not a terminal
     assert calls == ["broken"]  # only the failed joint is tried again
     assert (out / "a" / "model.json").stat().st_mtime_ns == stamp
-    assert list(table["status"]) == ["skipped", "skipped", "failed"]
+    assert list(table["status"]) == ["ok", "ok", "failed"]
+    assert list(table["run"]) == ["earlier", "earlier", "this"]
+    kept = table.set_index("joint")
+    for joint in ("a", "b"):
+        assert kept.loc[joint, "seconds"] == first.loc[joint, "seconds"] > 0
     assert table.loc[0, "coulomb"] > 0  # parameters read back from disk
     calls.clear()
     run_manifest(manifest, out, workers=2, progress=False, force=True)

@@ -286,3 +286,40 @@ def test_sigterm_while_results_are_written_leaves_nothing_behind(tmp_path, capsy
     assert (out / "model.json").read_text() == '{"earlier": true}'
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "short.csv"]
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+def test_the_last_lines_give_the_held_out_error_beside_the_reference_and_baseline(tmp_path,
+                                                                                   capsys):
+    short = _short_csv(tmp_path, EMPS, n=8000)
+    out = tmp_path / "out"
+    rc = main(["identify", str(short), *STATIC_EMPS, "--holdout", "0.3", "--reference",
+               str(EMPS.parent / "reference.json"), "--compare", "idim-ls", "--out", str(out)])
+    assert rc == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-3] == f"results written to {out}/"
+    assert lines[-2].startswith("test torque error ‖τ − τ̂‖/‖τ‖ = ")
+    assert "(reference " in lines[-2] and "; idim-ls " in lines[-2]
+    assert lines[-1].startswith("free run on the test data (restarted every 1 s): velocity "
+                                "error ‖q̇ − q̇_sim‖/‖q̇‖ = ")
+    assert "(reference " in lines[-1] and lines[-1].endswith(" m")
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert 'id="comparison"' in page and "<td>idim-ls</td>" in page
+    terms = pd.read_csv(out / "terms.csv")
+    assert {"coefficient", "step1_coefficient", "active", "step1_active"} <= set(terms.columns)
+    assert any(line.startswith("final model (static friction, sign(q̇)): ") for line in lines)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--compare", "idim-ls,fast"], "expected methods among idim-ls, output-error, two-step"),
+    (["--compare", "two-step"], "--compare two-step needs --presliding FILE"),
+    (["--method", "idim-ls", "--compare", "output-error"],
+     "--compare applies to --method sparsefric only"),
+    (["--truth", str(EMPS.parent.parent / "example" / "truth.json"), "--axis", "prismatic"],
+     "truth.json: is a revolute model, the data are --axis prismatic"),
+])
+def test_comparison_and_known_model_mistakes_are_one_line(tmp_path, capsys, monkeypatch, argv,
+                                                          message):
+    monkeypatch.chdir(tmp_path)
+    assert _exit_status(["identify", str(EMPS), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

@@ -1,8 +1,8 @@
-"""The identification report: self-contained HTML, Markdown summary, JSON summary."""
+"""The identification report: self-contained HTML with SVG figures, Markdown and JSON summaries,
+one headline and one final model throughout."""
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 import re
@@ -15,7 +15,7 @@ import pytest
 from sparsefric.data import load_trajectories
 from sparsefric.identify import SparseFric
 from sparsefric.model import JointModel, parameter_table
-from sparsefric.report import summary_dict, write_report
+from sparsefric.report import headline_lines, summary_dict, write_report
 
 pytestmark = pytest.mark.slow  # whole identifications
 
@@ -42,7 +42,8 @@ def rendered(light_fit, tmp_path_factory):
     est, train, test = light_fit
     out = tmp_path_factory.mktemp("report")
     truth = JointModel.load(EXAMPLE / "truth.json")
-    summary = write_report(est.result_, out, train, test=test, truth=truth, restart_s=0.5)
+    summary = write_report(est.result_, out, train, test=test, known={"truth": truth},
+                           restart_s=0.5)
     return out, summary
 
 
@@ -58,13 +59,11 @@ def test_html_is_self_contained(rendered):
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
     assert "http://" not in page and "https://" not in page
-    assert "<script" not in page and "<link" not in page
-    imgs = re.findall(r'<img alt="[^"]*" src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
-    # selection, coefficients, friction, convergence, torque train, torque test, free run,
-    # hysteresis
-    assert len(imgs) == page.count("<img") == 8
-    for b in imgs:
-        assert base64.b64decode(b)[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "<script" not in page and "<link" not in page and "<img" not in page
+    figures = re.findall(r'<svg class="figure" id="fig-([a-z-]+)"', page)
+    assert figures == ["selection", "coefficients", "friction", "convergence", "torque-train",
+                       "torque-test", "residuals-test", "free-run", "loops-test"]
+    assert page.count("<svg") == len(figures)
     assert len(page) < 3_000_000
 
 
@@ -99,7 +98,7 @@ def test_summary_dict_is_json(rendered, light_fit):
     assert back["format"] == "sparsefric-summary/1"
     assert back["model"]["friction"]["kind"] == "lugre"
     assert back["selection"]["n_active"] == int(light_fit[0].terms_["active"].sum())
-    assert {r["model"] for r in back["metrics"]} == {"static", "dynamic"}
+    assert {r["model"] for r in back["metrics"]} == {"static", "dynamic", "truth"}
     assert {r["dataset"] for r in back["metrics"]} == {"train", "test"}
     assert len(back["history"]) >= 1
     assert "truth" in back
@@ -137,6 +136,72 @@ def test_report_without_cve_and_test(light_fit, tmp_path):
     write_report(est.result_, tmp_path, train, cve=pd.DataFrame(), restart_s=None)
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     # no test data: no test torque figure; free run and hysteresis fall back to the training data
-    assert page.count("<img") == 7
+    assert page.count('<svg class="figure"') == 8
     assert "Free-run simulation (train data)" in page
     assert "Constant-velocity experiment points" not in page
+
+
+def test_headline_gives_the_held_out_error_in_percent_beside_the_truth(rendered, light_fit):
+    """Status, console and summary.md quote the same figures: the test torque error of the
+    identified model next to the true model's, and the free-run error."""
+    out, summary = rendered
+    est, _, test = light_fit
+    h = summary["headline"]
+    assert h["dataset"] == "test" and h["model"] == "dynamic"
+    assert h["torque_error"] == pytest.approx(est.result_.relative_error(test), rel=1e-9)
+    truth = JointModel.load(EXAMPLE / "truth.json")
+    assert h["others"]["truth"] == pytest.approx(est.result_.relative_error(test, truth),
+                                                 rel=1e-9)
+    first, second = headline_lines(summary)
+    assert first.startswith(f"test torque error ‖τ − τ̂‖/‖τ‖ = {100 * h['torque_error']:.2f} %")
+    assert f"(truth {100 * h['others']['truth']:.2f} %;" in first
+    assert "free run on the test data (restarted every 0.5 s): velocity error" in second
+    page = (out / "report.html").read_text(encoding="utf-8")
+    status = page[page.index('id="status"'):page.index('id="parameters"')]
+    md = (out / "summary.md").read_text(encoding="utf-8")
+    for line in (first, second):
+        assert html.escape(line) in status and line in md
+
+
+def test_one_final_model_in_chart_tables_and_summary(rendered, light_fit):
+    out, summary = rendered
+    terms = light_fit[0].result_.final_terms
+    assert [t["term"] for t in summary["terms"]] == list(terms["term"])
+    assert [t["active"] for t in summary["terms"]] == list(terms["active"])
+    page = (out / "report.html").read_text(encoding="utf-8")
+    chart = page[page.index('id="fig-coefficients"'):]
+    chart = chart[:chart.index("</svg>")]
+    assert "final model" in chart and "step 1 (static, selected λ)" in chart
+    final = ", ".join(terms.loc[terms["active"], "term"])
+    assert html.escape(final) in page
+
+
+def test_ratios_are_shown_in_percent(rendered):
+    out, summary = rendered
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<th>‖τ − τ̂‖/‖τ‖ [%]</th>" in page and "<th>relative_rms</th>" not in page
+    row = next(m for m in summary["metrics"] if m["dataset"] == "test" and m["model"] == "dynamic")
+    assert f"<td>{100 * row['relative_rms']:.5g}</td>" in page
+
+
+def test_comparison_and_reference_are_overlaid_with_their_fit(light_fit, tmp_path):
+    est, train, test = light_fit
+    truth = JointModel.load(EXAMPLE / "truth.json")
+    rigid = truth.with_(kind="static", stribeck=(), sigma0=0.0, sigma1=0.0)
+    summary = write_report(est.result_, tmp_path, train, test=test, cve=pd.DataFrame(),
+                           known={"reference": truth}, compare={"idim-ls": rigid})
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    section = page[page.index('id="comparison"'):page.index('id="free-run"')]
+    assert "fit on test data [%]" in section and 'id="fig-comparison"' in section
+    for method in ("sparsefric", "reference", "idim-ls"):
+        assert f"<td>{method}</td>" in section
+    assert set(summary["headline"]["others"]) == {"static", "reference", "idim-ls"}
+    assert "reference" in summary and "(reference " in headline_lines(summary)[0]
+
+
+def test_a_prismatic_axis_has_no_gravity_in_its_notes():
+    from sparsefric.report import _hysteresis_note
+
+    assert "a_c cos q" in _hysteresis_note("revolute")
+    assert "cos q" not in _hysteresis_note("prismatic") and "I q̈ + o" in _hysteresis_note(
+        "prismatic")
