@@ -493,7 +493,7 @@ def _run_predict(args: argparse.Namespace) -> int:
     prep = _preprocessor(args).prepare(trajs)
     tau_hat = np.concatenate(prep.torque(model))
     if args.out:
-        t = np.concatenate([tr.t for tr in trajs])
+        t = np.concatenate([tr.t for tr in prep.pieces or trajs])  # records cut at jumps
         with atomic_path(args.out) as tmp:
             pd.DataFrame({"t": t, "tau": prep.tau_raw, "tau_hat": tau_hat}).to_csv(tmp,
                                                                                  index=False)

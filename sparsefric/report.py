@@ -58,7 +58,8 @@ def _evaluate(result: IdentificationResult, label: str,
     if result.model.kind == "lugre":
         preds["dynamic"] = prep.torque(result.model)
     preds.update({role: prep.torque(m) for role, m in others.items()})
-    return Evaluation(label, list(trajectories), prep, preds)
+    # the records as prepared: a record cut where it jumps counts as its pieces
+    return Evaluation(label, list(prep.pieces) or list(trajectories), prep, preds)
 
 
 def _datasets(result: IdentificationResult, train, validate, test,
