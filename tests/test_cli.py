@@ -323,3 +323,20 @@ def test_comparison_and_known_model_mistakes_are_one_line(tmp_path, capsys, monk
     assert _exit_status(["identify", str(EMPS), *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_a_file_with_a_jump_gets_a_report_and_a_prediction_per_sample(tmp_path, capsys):
+    """Two records joined in one file, q shifted between them: the preparation cuts the file at
+    the jump; the report and predict must follow the pieces (they indexed past them)."""
+    a, b = (pd.read_csv(f)[["t", "q", "tau"]] for f in example_files("train"))
+    b = b.assign(t=b.t - b.t.iloc[0] + a.t.iloc[-1] + 1e-3, q=b.q + 0.8)
+    joined = tmp_path / "joined.csv"
+    pd.concat([a, b]).to_csv(joined, index=False)
+    out = tmp_path / "res"
+    assert main(["identify", str(joined), "--static-only", "--out", str(out)]) == 0
+    assert "position jumps" in capsys.readouterr().err
+    assert (out / "report.html").stat().st_size > 0
+    pred = tmp_path / "pred.csv"
+    assert main(["predict", str(out / "model.json"), str(joined), "--out", str(pred)]) == 0
+    assert len(pd.read_csv(pred)) == len(a) + len(b)
