@@ -471,19 +471,19 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
     """The checks of :mod:`sparsefric.steps.checks` on the model to return; a LuGre model that
     is inadmissible gives way to the static one, an inadmissible static model is an error."""
     speed_max = max(float(np.quantile(np.abs(p.signals.qd), 0.999)) for p in prepared)
-    inadmissible = errors(checks.admissibility(result.model, speed_max))
-    if inadmissible and result.model is not result.static_model:
+    admissibility = checks.admissibility(result.model, speed_max)
+    if errors(admissibility) and result.model is not result.static_model:
         result.model = result.static_model
         result.findings.append(Finding(
             "warning", "lugre_inadmissible",
-            f"{inadmissible[0].message.replace('identified model', 'LuGre model')}, so "
-            "model.json holds the static model and lugre_model.json the LuGre one"))
-        inadmissible = errors(checks.admissibility(result.model, speed_max))
-    if inadmissible:
-        raise SparsefricError(inadmissible[0].message)
+            f"{errors(admissibility)[0].message.replace('identified model', 'LuGre model')}, "
+            "so model.json holds the static model and lugre_model.json the LuGre one"))
+        admissibility = checks.admissibility(result.model, speed_max)
+    if errors(admissibility):
+        raise SparsefricError(errors(admissibility)[0].message)
     model = result.model
     cve = checks.cve_of(prepared)
-    found = (checks.admissibility(model, speed_max) + checks.consistency(model, cve)
+    found = (admissibility + checks.consistency(model, cve)
              + checks.reach(model, checks.slowest_steady_speed(cve)))
     if model.kind == "lugre" and fitted is not None:
         found += checks.identifiability(*fitted)

@@ -30,8 +30,8 @@ from sparsefric.model import JointModel, units
 from sparsefric.steps.iterations import (
     FrictionData,
     IterationResult,
-    polish_sigma0,
     predicted_friction,
+    refit_at_sigma0,
     run_error,
 )
 from sparsefric.validation import cve_pairs, cve_points
@@ -108,8 +108,8 @@ def identifiability(run: IterationResult, data: FrictionData) -> list[Finding]:
     :func:`effective_samples` (code ``not_identified``).
     """
     d = data.with_rigid(run.rigid)
-    base = run_error(run, d)
     residual = d.tau_c - predicted_friction(run.params, d)
+    base = float(np.linalg.norm(residual))
     variance = base**2 / effective_samples(residual)
     worst = {}
     for name in ("sigma0", "sigma1"):
@@ -130,9 +130,7 @@ def _rise(run: IterationResult, data: FrictionData, name: str, factor: float) ->
     """Residual sum of squares [N·m²] with ``name`` scaled by ``factor``."""
     p = run.params
     if name == "sigma0":
-        trial = replace(p, sigma0=p.sigma0 * factor)
-        _, err, _ = polish_sigma0(trial, data, span=1.0 + 1e-9, max_moves=1)
-        return err**2
+        return refit_at_sigma0(p, p.sigma0 * factor, data)[1] ** 2
     if p.sigma1 > 0:
         trial = replace(p, sigma1=p.sigma1 * factor)
     else:  # on its bound: try the damping of a critically damped bristle scaled down

@@ -119,6 +119,11 @@ class FrictionData:
             return self.tau
         return self.tau - self.rigid_columns @ self.rigid
 
+    @cached_property
+    def shape_speeds(self) -> np.ndarray:
+        """The speeds [rad/s] at which τ_v must not fall (:func:`speed_grid` of q̇)."""
+        return speed_grid(self.x.qd)
+
     @property
     def n_rigid(self) -> int:
         """Number of rigid-body columns."""
@@ -126,8 +131,12 @@ class FrictionData:
 
     def with_rigid(self, rigid: np.ndarray | None) -> FrictionData:
         """The same data with other rigid-body coefficients (None: keep these)."""
-        return self if rigid is None or not self.n_rigid else \
-            replace(self, rigid=np.asarray(rigid, dtype=float))
+        if rigid is None or not self.n_rigid:
+            return self
+        out = replace(self, rigid=np.asarray(rigid, dtype=float))
+        if "shape_speeds" in self.__dict__:  # the motion is the same: keep the grid
+            out.__dict__["shape_speeds"] = self.shape_speeds
+        return out
 
 
 @dataclass(frozen=True)
@@ -222,7 +231,7 @@ def _shape(data: FrictionData, first_viscous: int, n_columns: int, powers: tuple
     """Constraints C ξ ≥ 0 of a regression with the viscous columns at ``first_viscous`` on:
     τ_v non-decreasing over the shape grid, and the ``nonneg`` coefficients ≥ 0."""
     return shape_constraints(n_columns, {first_viscous + i: p for i, p in enumerate(powers)},
-                             speed_grid(data.x.qd), nonneg)
+                             data.shape_speeds, nonneg)
 
 
 def _viscous_columns(qd: np.ndarray, powers: tuple[int, ...]) -> np.ndarray:
@@ -311,32 +320,16 @@ def polish_sigma0(params: FrictionParams, data: FrictionData, span: float = 3.0,
     """σ0 [N·m/rad] minimising the LuGre prediction error, searched within a factor ``span`` of
     ``params`` and re-centred (at most ``max_moves`` searches) while it ends on the bracket's edge.
 
-    For each trial σ0, z is integrated and σ1, the viscous coefficients (and, with
-    ``refit_rigid``, the rigid body) are refitted by least squares of τ − σ0 z on [ż, viscous
-    columns (, rigid columns)] under the constraints of :func:`inner_loop`; g(q̇) is kept.
-    Returns the best parameters, their error ‖τ_c − τ̂_f‖ [N·m] and rigid-body coefficients
-    (bounded Brent search in ln σ0).
+    Each trial σ0 is :func:`refit_at_sigma0`. Returns the best parameters, their error
+    ‖τ_c − τ̂_f‖ [N·m] and rigid-body coefficients (bounded Brent search in ln σ0).
 
     Why: during steady sliding u = σ0 z ≈ g(q̇) whatever σ0 is, so ξ_u stays within a few per
     mille of 1 over decades of σ0 and the paper's update σ0 ← σ0 ξ_u stops near its start, while
     the prediction error, which also sees the pre-sliding transients, has a clear minimum
     (``DESIGN.md`` §14).
     """
-    y0, R = _regression(data, refit_rigid)
-    powers = tuple(int(p) for p in params.powers)
-    visc = _viscous_columns(data.x.qd, powers)
-    C = _shape(data, 1, 1 + len(powers) + R.shape[1], powers, (0,))
-
     def fit(log_sigma0: float) -> tuple[FrictionParams, float, np.ndarray | None]:
-        trial = replace(params, sigma0=float(np.exp(log_sigma0)))
-        z, zd = integrate_all(data.x.qd, data.bounds, data.dt, trial)
-        y = y0 - trial.sigma0 * z
-        A = np.column_stack([zd, visc, R])
-        coef = constrained_lstsq(A, y, C)
-        trial = replace(trial, sigma1=float(coef[0]),
-                        coefficients=coef[1:1 + len(powers)].copy())
-        rigid = coef[1 + len(powers):].copy() if R.shape[1] else data.rigid
-        return trial, float(np.linalg.norm(A @ coef - y)), rigid
+        return refit_at_sigma0(params, float(np.exp(log_sigma0)), data, refit_rigid)
 
     centre, width = np.log(params.sigma0), np.log(span)
     for _ in range(max_moves):
@@ -348,6 +341,25 @@ def polish_sigma0(params: FrictionParams, data: FrictionData, span: float = 3.0,
         if not at_edge:
             break
     return fit(centre)
+
+
+def refit_at_sigma0(params: FrictionParams, sigma0: float, data: FrictionData,
+                    refit_rigid: bool = True) -> tuple[FrictionParams, float, np.ndarray | None]:
+    """The model of ``params`` with bristle stiffness ``sigma0`` [N·m/rad]: z integrated, then σ1,
+    the viscous coefficients (and, with ``refit_rigid``, the rigid body) refitted by least
+    squares of τ − σ0 z on [ż, viscous columns (, rigid columns)] under the constraints of
+    :func:`inner_loop`; g(q̇) kept. Returns the parameters, their error ‖τ_c − τ̂_f‖ [N·m] and
+    the rigid-body coefficients."""
+    y0, R = _regression(data, refit_rigid)
+    powers = tuple(int(p) for p in params.powers)
+    trial = replace(params, sigma0=float(sigma0))
+    z, zd = integrate_all(data.x.qd, data.bounds, data.dt, trial)
+    y = y0 - trial.sigma0 * z
+    A = np.column_stack([zd, _viscous_columns(data.x.qd, powers), R])
+    coef = constrained_lstsq(A, y, _shape(data, 1, A.shape[1], powers, (0,)))
+    trial = replace(trial, sigma1=float(coef[0]), coefficients=coef[1:1 + len(powers)].copy())
+    rigid = coef[1 + len(powers):].copy() if R.shape[1] else data.rigid
+    return trial, float(np.linalg.norm(A @ coef - y)), rigid
 
 
 def outer_library(structure: Structure) -> FeatureLibrary:
