@@ -1,6 +1,6 @@
 """Coverage of sparsefric's confidence intervals on the simulated joints of the zoo.
 
-Run:  python benchmarks/interval_coverage.py                          (joints 0–29 of seed 2024, fast)
+Run:  python benchmarks/interval_coverage.py            (joints 0–29 of seed 2024, fast)
       python benchmarks/interval_coverage.py --joints 0,1,4 --method bootstrap --resamples 40
       python benchmarks/interval_coverage.py --joints 0-3 --out benchmarks/out/interval_coverage
 
