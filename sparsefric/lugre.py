@@ -93,6 +93,10 @@ class FrictionParams:
         )
 
 
+#: Smallest g [N·m] the bristle update divides by (a σ0|q̇|/g stays finite below it).
+G_FLOOR = 1e-150
+
+
 @numba.njit(cache=True)
 def g_at(qd, fc, omega, deltas, amps):
     """g(q̇) = f_c + Σ A_i exp(−|q̇/Ω_s|^{δ_i}) [N·m] at one velocity q̇ [rad/s] (compiled)."""
@@ -114,7 +118,12 @@ def viscous_at(qd, powers, coefs):
 
 @numba.njit(cache=True)
 def _rate(qd, g, sigma0, k):
-    """Decay rate a = σ0|q̇|/(g|s(q̇)|) [1/s] of the bristle state."""
+    """Decay rate a = σ0|q̇|/(g|s(q̇)|) [1/s] of the bristle state.
+
+    g is floored at :data:`G_FLOOR`: a trial g without a Coulomb level (f_c = 0) whose Stribeck
+    term underflows at speed would divide by zero; z then follows its tiny steady state.
+    """
+    g = max(g, G_FLOOR)
     if k > 0.0:
         x = abs(k * qd)
         ratio = 1.0 / k if x < 1e-8 else abs(qd) / np.tanh(x)

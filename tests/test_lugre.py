@@ -96,3 +96,17 @@ def test_dynamic_columns_carry_the_units_of_their_axis(axis, units):
     terms = outer_library(Structure((1,), (1.5,), 0.0, axis)).terms()
     assert [t.kind for t in terms] == ["viscous", "coulomb", "stribeck", "zdot"]
     assert [t.unit for t in terms] == units
+
+
+def test_a_trial_g_without_coulomb_level_that_underflows_keeps_z_finite():
+    """f_c = 0 with a δ = 4 Stribeck term: g(q̇) underflows to 0 above ~7 Ω_s, which divided by
+    zero inside the compiled update (a zoo joint's LuGre iterations stopped with
+    ZeroDivisionError). z then follows its vanishing steady state g/σ0."""
+    p = FrictionParams(coulomb=0.0, stribeck_velocity=0.02, deltas=np.array([4.0]),
+                       amplitudes=np.array([30.0]), powers=np.array([1.0]),
+                       coefficients=np.array([5.0]), sigma0=1e4, sigma1=0.0)
+    qd = np.linspace(0.0, 1.0, 2000)
+    assert stribeck_g(qd, p)[-1] == 0.0
+    z, zd = integrate_z(qd, 1e-3, p)
+    assert np.all(np.isfinite(z)) and np.all(np.isfinite(zd))
+    assert np.abs(z[-100:]).max() < 1e-12 and np.abs(zd[-100:]).max() < 1e-9

@@ -37,6 +37,7 @@ from sparsefric.feature_library import (
     ViscousLibrary,
 )
 from sparsefric.lugre import (
+    G_FLOOR,
     FrictionParams,
     integrate_z,
     lugre_torque,
@@ -376,7 +377,7 @@ def dynamic_signals(params: FrictionParams, data: FrictionData,
     unless given as ``z_zd``)."""
     x = data.x
     z, zd = integrate_all(x.qd, data.bounds, data.dt, params) if z_zd is None else z_zd
-    m = params.sigma0 * z / stribeck_g(x.qd, params)
+    m = params.sigma0 * z / np.maximum(stribeck_g(x.qd, params), G_FLOOR)  # as integrate_z
     return Signals(x.q, x.qd, x.qdd, multiplier=m, extra={"zdot": zd})
 
 
