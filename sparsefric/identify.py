@@ -51,11 +51,13 @@ from sparsefric.options import (
     LIBRARIES,
     SIGN_MODELS,
     check_choice,
+    check_fraction,
     check_positive,
     check_positive_tuple,
 )
 from sparsefric.preprocessing import Prepared, Preprocessor
 from sparsefric.result import IdentificationResult, LuGreStage
+from sparsefric.segments import HOLD_OUT_FRACTION, HOLD_OUT_MAX, hold_out
 from sparsefric.simulate import free_run
 from sparsefric.steps import checks
 from sparsefric.steps.iterations import (
@@ -66,6 +68,7 @@ from sparsefric.steps.iterations import (
     Structure,
     default_sigma0_starts,
     multistart,
+    run_iterations,
     select_run,
 )
 from sparsefric.steps.refinement import Refinement, candidates, refine
@@ -107,6 +110,7 @@ class Settings:
     refine: bool
     max_refinements: int
     pool_validation: bool = False
+    hold_out: float = HOLD_OUT_FRACTION
 
     def library(self, offset: bool | None = None) -> FeatureLibrary:
         """The step-1 library; ``offset`` overrides the choice of an offset column."""
@@ -175,6 +179,10 @@ class SparseFric(RegressorMixin, BaseEstimator):
         the training data (AICc then scores in-sample). Off by default: on data/example it gives
         δ = 4 for 1.5 (``DESIGN.md`` §24); the model's curve is checked against those records'
         constant-velocity friction either way.
+    hold_out : float
+        Without validation data, this share of the training samples is held out for validation
+        in contiguous blocks cut at rests (:func:`sparsefric.segments.hold_out`), so that AICc
+        and the choice among σ0 starts score data the fit has not seen; 0 scores in-sample.
     progress : bool
         Show a progress bar of the steps on stderr.
 
@@ -197,7 +205,8 @@ class SparseFric(RegressorMixin, BaseEstimator):
                  presliding_distance: float | None = None, max_outer: int = 30,
                  max_inner: int = 50, tol: float = 1e-3, refine: bool = True,
                  max_refinements: int = 5, refit_rigid: bool = True,
-                 pool_validation: bool = False, progress: bool = False):
+                 pool_validation: bool = False, hold_out: float = HOLD_OUT_FRACTION,
+                 progress: bool = False):
         self.axis = axis
         self.model = model
         self.tanh_k = tanh_k
@@ -222,6 +231,7 @@ class SparseFric(RegressorMixin, BaseEstimator):
         self.max_refinements = max_refinements
         self.refit_rigid = refit_rigid
         self.pool_validation = pool_validation
+        self.hold_out = hold_out
         self.progress = progress
 
     # ------------------------------------------------------------------ parameters
@@ -256,7 +266,8 @@ class SparseFric(RegressorMixin, BaseEstimator):
             refine=bool(self.refine),
             max_refinements=check_positive("max_refinements", self.max_refinements,
                                            integer=True),
-            pool_validation=bool(self.pool_validation))
+            pool_validation=bool(self.pool_validation),
+            hold_out=check_fraction("hold_out", self.hold_out, HOLD_OUT_MAX))
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: TrajectoryInput, y: ArrayLike | None = None, *,
@@ -417,6 +428,12 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
 
     ``progress(description)`` is called as each step finishes, with the next step's name.
     """
+    held_out: list[str] = []
+    cut_notes: list[str] = []
+    original = train
+    if not validate and s.hold_out > 0:
+        train, validate, cut_notes = hold_out(train, s.hold_out)
+        held_out = [tr.name for tr in validate]
     prep = s.preprocessor.prepare(train, remember=True)
     library = s.library()
     findings = _data_findings(prep, library, s.axis)
@@ -427,13 +444,18 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
     progress("step 1: λ sweep")
     static = fit_static(prep, val, library, omega_starts=s.omega_starts,
                         nu=s.iterations.nu, thresholds=s.thresholds, aic_parts=s.aic_parts)
+    if held_out and val is not None:
+        static.sweep.validation_source = (f"training + held-out ({len(held_out)} blocks, "
+                                          f"{100 * s.hold_out:.0f} % of the samples)")
     progress("steps 2–3: LuGre iterations")
     static_model = static.terms.joint_model(s.axis, s.tanh_k).with_(
         extra=_provenance(static, s))
     result = IdentificationResult(static_model, static_model, library, static.sweep,
                                   static.window, s.preprocessor, pd.DataFrame(prep.params))
-    result.findings = [Finding("warning", "loading", note)
-                       for tr in [*train, *(validate or [])] for note in tr.notes] + findings
+    result.held_out = held_out
+    result.findings = [Finding("warning", "loading", note) for note in cut_notes]
+    result.findings += [Finding("warning", "loading", note)
+                        for tr in [*train, *(validate or [])] for note in tr.notes] + findings
     result.findings += [Finding("warning", "loading", note)  # records cut, κ at a grid end
                         for part in (prep, val) if part is not None for note in part.notes]
     result.findings += _fit_findings(result, static, prep, s)
@@ -442,7 +464,8 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
         if not s.static_only:
             result.convergence_reason = "static model only: the data cannot identify σ0, σ1"
     else:
-        fitted = _fit_lugre(result, static, prep, val, s, progress)
+        whole = s.preprocessor.prepare(original, remember=True) if held_out else None
+        fitted = _fit_lugre(result, static, prep, val, s, progress, whole)
     _check_model(result, [prep, val] if val is not None else [prep], fitted)
     return result
 
@@ -527,12 +550,13 @@ def _fit_findings(result: IdentificationResult, static: StaticFit, prep: Prepare
     return out
 
 
-def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared,
-               val: Prepared | None, s: Settings, progress: Callable[[str], None]
-               ) -> tuple[IterationResult, FrictionData] | None:
+def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared,  # noqa: PLR0913
+               val: Prepared | None, s: Settings, progress: Callable[[str], None],
+               whole: Prepared | None = None) -> tuple[IterationResult, FrictionData] | None:
     """Steps 2–3 from the static fit; fills ``result`` (the static model stays where they
-    cannot run or the LuGre model does not predict better). Returns the run kept and its
-    training data (None where the iterations could not run)."""
+    cannot run or the LuGre model does not predict better). ``whole``: the training records
+    with their held-out blocks, on which the kept LuGre model is refitted. Returns the run kept
+    and its training data (None where the iterations could not run)."""
     first = first_outer(static, prep, s.iterations.nu)
     if not first.g0 > 0:
         result.convergence_reason = "static model only: no positive Coulomb level"
@@ -556,11 +580,32 @@ def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared,
                          tau_norm)
     result.lugre = LuGreStage(tuple(starts), runs, refinement)
     best = refinement.best
-    rigid = rigid.with_(**frame.coefficients(best.rigid))
-    result.lugre_model = result.model = _lugre_model(rigid, best, static, s, refinement.refined)
+    result.lugre_model = result.model = _lugre_model(
+        rigid.with_(**frame.coefficients(best.rigid)), best, static, s, refinement.refined)
     _keep_static_if_better(result, val or prep)
+    if whole is not None and result.model is result.lugre_model:
+        best, data = _refit_whole(best, frame.data(whole, static.theta_bounds), s)
+        result.lugre_model = result.model = _lugre_model(
+            rigid.with_(**frame.coefficients(best.rigid)), best, static, s, refinement.refined)
     result.converged, result.convergence_reason = best.converged, best.reason
     return best, data
+
+
+def _refit_whole(best: IterationResult, data: FrictionData, s: Settings
+                 ) -> tuple[IterationResult, FrictionData]:
+    """The kept run refitted, structure fixed, on ``data`` of the whole records: the held-out
+    blocks chose λ, the structure and the σ0 start; now their samples fit the coefficients too
+    (scikit-learn's refit; ``DESIGN.md`` §26). The run itself where the refit is inadmissible."""
+    p = best.params
+    structure = Structure(tuple(int(x) for x in p.powers), tuple(float(d) for d in p.deltas),
+                          s.tanh_k, s.axis)
+    data = data.with_rigid(best.rigid)
+    run = run_iterations(p, structure, data, s.iterations, float(np.linalg.norm(data.tau)))
+    if not run.admissible:
+        return best, data
+    run.sigma0_init = best.sigma0_init
+    run.reason += "; refitted on the whole records (held-out blocks included)"
+    return run, data
 
 
 @dataclass(frozen=True)

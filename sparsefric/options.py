@@ -57,6 +57,14 @@ def check_positive(parameter: str, value: object, *, integer: bool = False,
     return float(value)
 
 
+def check_fraction(parameter: str, value: object, maximum: float = 1.0) -> float:
+    """``value`` as a number in [0, ``maximum``], else :class:`OptionError`."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if not (ok and 0.0 <= value <= maximum):
+        raise OptionError(parameter, f"must be a number from 0 to {maximum:g}, got {value!r}")
+    return float(value)
+
+
 def check_positive_tuple(parameter: str, values: object) -> tuple[float, ...]:
     """A non-empty sequence of finite positive numbers as a tuple, else :class:`OptionError`."""
     try:

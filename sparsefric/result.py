@@ -88,6 +88,9 @@ class IdentificationResult:
         Steps 2–3 (None for a static identification).
     converged : bool
         Whether the kept LuGre run converged (True for a static identification).
+    held_out : list of str
+        Names of the blocks of the training records held out for validation when none was
+        given (``name[start:stop]``, sample ranges); empty otherwise.
     convergence_reason : str
         Why the iterations stopped, or why there were none.
     """
@@ -105,6 +108,7 @@ class IdentificationResult:
     lugre: LuGreStage | None = None
     converged: bool = True
     convergence_reason: str = "static model only"
+    held_out: list[str] = field(default_factory=list)
 
     # ------------------------------------------------------------------ views
     @property

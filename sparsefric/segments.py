@@ -302,3 +302,46 @@ def validation_blocks(q: np.ndarray, noise: float, fraction: float = 0.2, blocks
             out.append((start, stop))
             previous = stop
     return out
+
+
+#: Share of the samples held out for validation when none are given, and blocks per record.
+HOLD_OUT_FRACTION = 0.2
+HOLD_OUT_MAX = 0.5
+HOLD_OUT_BLOCKS = 4
+
+
+def _complement(n: int, blocks: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The sample ranges of an n-sample record around ``blocks`` (sorted, disjoint)."""
+    edges = [0, *(e for block in blocks for e in block), n]
+    return [(a, b) for a, b in zip(edges[::2], edges[1::2], strict=True) if b > a]
+
+
+def hold_out(trajectories: Sequence[Trajectory], fraction: float = HOLD_OUT_FRACTION,
+             blocks: int = HOLD_OUT_BLOCKS
+             ) -> tuple[list[Trajectory], list[Trajectory], list[str]]:
+    """Training parts and validation blocks of records given without validation data.
+
+    Each record is split at its jumps (:func:`split_records`), and from each piece
+    :func:`validation_blocks` holds out ``blocks`` contiguous blocks of ``fraction`` of its
+    samples, cut at rests; the training parts are the spans between them. Selection (AICc) and
+    the choice among σ0 starts then score data the fit has not seen, as with a validation file
+    (``DESIGN.md`` §26). A piece too short for blocks stays whole in training.
+
+    Returns
+    -------
+    train : list of Trajectory
+        The training parts, named ``name[start:stop]`` (a record without blocks keeps its name).
+    validate : list of Trajectory
+        The held-out blocks (empty if no record was long enough).
+    notes : list of str
+        The notes of the split at jumps.
+    """
+    pieces, notes = split_records(trajectories)
+    train: list[Trajectory] = []
+    validate: list[Trajectory] = []
+    for piece in pieces:
+        held = validation_blocks(piece.q, measurement_noise_std(piece.q), fraction, blocks)
+        validate += [_piece(piece, a, b) for a, b in held]
+        train += ([_piece(piece, a, b) for a, b in _complement(len(piece), held)] if held
+                  else [piece])
+    return train, validate, notes

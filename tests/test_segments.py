@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from sparsefric.data import Trajectory
-from sparsefric.errors import DataError
+from sparsefric.errors import DataError, OptionError
 from sparsefric.preprocessing import prepare
 from sparsefric.segments import (
+    hold_out,
     piece_bounds,
     position_jumps,
     split_record,
@@ -84,6 +85,36 @@ def test_identification_of_a_joined_file_gets_the_inertia(joined):
 
     est = SparseFric(sigma0_starts=(1.5e4,), refine=False).fit([joined])
     assert est.model_.inertia == pytest.approx(EXAMPLE_TRUTH.inertia, rel=0.03)
+    # no validation file: blocks of the pieces chose the model, which was refitted on them all
+    assert len(est.result_.held_out) >= 6 and "held-out" in est.result_.sweep.validation_source
+    assert "refitted on the whole records" in est.convergence_reason_
+
+
+def test_blocks_are_held_out_of_every_piece_and_every_sample_is_used_once(joined):
+    """hold_out: split at the jumps, then about 20 % of each piece held out in blocks; training
+    parts and blocks tile each piece."""
+    train, validate, notes = hold_out([joined])
+    assert len(notes) == 1 and "split there into 3" in notes[0]
+    held = sum(len(v) for v in validate)
+    assert sum(len(t) for t in train) + held == len(joined)
+    assert 0.1 < held / len(joined) < 0.3 and len(validate) >= 9  # 4 blocks in each piece
+    assert all(v.name.startswith("joined[") for v in validate)
+
+
+def test_without_validation_data_selection_scores_held_out_blocks(moves):
+    """The estimator holds out blocks only when no validation data are given, and not with
+    hold_out=0 (AICc then scores the training fit in-sample)."""
+    from sparsefric.identify import SparseFric
+
+    auto = SparseFric(static_only=True).fit(moves[:1])
+    assert auto.result_.held_out and auto.result_.sweep.validation_source.startswith(
+        "training + held-out (4 blocks")
+    off = SparseFric(static_only=True, hold_out=0).fit(moves[:1])
+    assert off.result_.held_out == [] and off.result_.sweep.validation_source == "training"
+    given = SparseFric(static_only=True).fit(moves[:1], validate=moves[1:2])
+    assert given.result_.held_out == []
+    with pytest.raises(OptionError, match="hold_out"):
+        SparseFric(hold_out=0.7).fit(moves[:1])
 
 
 def test_a_motion_within_physical_bounds_is_never_cut():
