@@ -50,6 +50,7 @@ from sparsefric.options import (
     DIFFERENTIATION,
     LIBRARIES,
     SIGN_MODELS,
+    UNCERTAINTY,
     check_choice,
     check_positive,
     check_positive_tuple,
@@ -76,7 +77,9 @@ from sparsefric.steps.static import (
     first_outer,
     fit_static,
 )
+from sparsefric.uncertainty import with_uncertainty
 from sparsefric.validation import relative_error
+from sparsefric.validity import ValidityRange
 
 __all__ = ["DEFAULT_OMEGA_STARTS", "DEFAULT_SIGMA0_STARTS", "SparseFric", "Settings",
            "default_sigma0_starts", "identify"]
@@ -175,6 +178,11 @@ class SparseFric(RegressorMixin, BaseEstimator):
         the training data (AICc then scores in-sample). Off by default: on data/example it gives
         δ = 4 for 1.5 (``DESIGN.md`` §24); the model's curve is checked against those records'
         constant-velocity friction either way.
+    uncertainty : {"fast", "bootstrap", "none"}
+        Intervals of the identified parameters (:mod:`sparsefric.uncertainty`): ``fast``
+        (default) a HAC sandwich covariance, fractions of a second; ``bootstrap`` a block
+        bootstrap rerunning the whole identification 100 times on the available cores, with
+        term inclusion frequencies; ``none`` no intervals.
     progress : bool
         Show a progress bar of the steps on stderr.
 
@@ -182,6 +190,8 @@ class SparseFric(RegressorMixin, BaseEstimator):
     ----------
     result_ : IdentificationResult
         Everything the fit produced; the attributes below are views of it.
+    uncertainty_ : ParameterUncertainty or None
+        The intervals (None with ``uncertainty="none"``); also in ``model_.uncertainty``.
     """
 
     # One parameter per option, as scikit-learn's estimator contract wants.
@@ -197,7 +207,8 @@ class SparseFric(RegressorMixin, BaseEstimator):
                  presliding_distance: float | None = None, max_outer: int = 30,
                  max_inner: int = 50, tol: float = 1e-3, refine: bool = True,
                  max_refinements: int = 5, refit_rigid: bool = True,
-                 pool_validation: bool = False, progress: bool = False):
+                 pool_validation: bool = False, uncertainty: str = "fast",
+                 progress: bool = False):
         self.axis = axis
         self.model = model
         self.tanh_k = tanh_k
@@ -222,6 +233,7 @@ class SparseFric(RegressorMixin, BaseEstimator):
         self.max_refinements = max_refinements
         self.refit_rigid = refit_rigid
         self.pool_validation = pool_validation
+        self.uncertainty = uncertainty
         self.progress = progress
 
     # ------------------------------------------------------------------ parameters
@@ -279,6 +291,7 @@ class SparseFric(RegressorMixin, BaseEstimator):
             ``self``, fitted.
         """
         settings = self.settings()
+        method = check_choice("uncertainty", self.uncertainty, UNCERTAINTY)
         train = as_trajectories(X, y)
         val = optional_trajectories(validate, "validate")
         n_starts = len(settings.sigma0_starts or DEFAULT_SIGMA0_STARTS)
@@ -291,6 +304,7 @@ class SparseFric(RegressorMixin, BaseEstimator):
                 bar.set_description(description)
 
             self.result_ = identify(train, val, settings, advance)
+        self.uncertainty_ = with_uncertainty(self.result_, train, val, settings, method)
         return self
 
     def __sklearn_is_fitted__(self) -> bool:
@@ -331,6 +345,11 @@ class SparseFric(RegressorMixin, BaseEstimator):
     def history_(self) -> pd.DataFrame:
         """Outer-loop history of every σ0 start and refinement round."""
         return self.result_.history
+
+    @property
+    def validity_(self) -> ValidityRange:
+        """Velocities, positions and torques of the data the model was identified on."""
+        return self.result_.model.validity
 
     @property
     def warnings_(self) -> list[str]:

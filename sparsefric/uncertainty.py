@@ -105,6 +105,7 @@ __all__ = [
     "validity_range",
     "warm_settings",
     "with_parameters",
+    "with_uncertainty",
 ]
 
 #: The methods, and the name of each in the model file's ``uncertainty.method``.
@@ -932,7 +933,10 @@ def resample_tasks(pieces: Sequence[Sequence[np.ndarray]], block: int, resamples
 
 
 def default_workers() -> int:
-    """The cores this process may run on."""
+    """The cores this process may run on (1 in a daemonic worker, which cannot start
+    processes)."""
+    if multiprocessing.current_process().daemon:
+        return 1
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -1194,6 +1198,49 @@ def estimate_uncertainty(result, train: Sequence[Trajectory],
             raise ValueError("the bootstrap reruns the identification: pass its settings")
         return bootstrap_uncertainty(result, train, validate, settings, level=level, **options)
     raise ValueError(f"unknown uncertainty method {method!r}; choose none, fast or bootstrap")
+
+
+def with_uncertainty(result, train: Sequence[Trajectory],
+                     validate: Sequence[Trajectory] | None, settings, method: str = "fast",
+                     **options) -> ParameterUncertainty | None:
+    """Record on ``result`` the range of its data and the intervals of its model.
+
+    Every model of ``result`` (the result, the static and the LuGre one) gets the
+    :func:`validity_range` of the prepared training and validation data; ``result.model``
+    also the intervals of :func:`estimate_uncertainty` by ``method`` (``"none"``: none), whose
+    :func:`uncertainty_findings` join ``result.findings``. Models that were one object stay one.
+
+    Parameters
+    ----------
+    result : IdentificationResult
+        A fit, changed in place.
+    train, validate : sequence of Trajectory
+        The trajectories it was fitted on.
+    settings : Settings
+        The settings of the fit (the bootstrap reruns it).
+    method : {"none", "fast", "bootstrap"}
+    **options
+        Passed to the method's function (``level``, ``resamples``, ``workers``…).
+
+    Returns
+    -------
+    ParameterUncertainty or None
+        The intervals (None for ``"none"``).
+    """
+    data = [result.prepare(train)] + ([result.prepare(validate)] if validate else [])
+    validity = validity_range(data, result.window)
+    unc = estimate_uncertainty(result, train, validate, settings, method=method, **options)
+    new = {id(m): m.with_(validity=validity)
+           for m in (result.static_model, result.lugre_model) if m is not None}
+    new[id(result.model)] = result.model.with_(
+        validity=validity, uncertainty=None if unc is None else unc.to_model())
+    result.static_model = new[id(result.static_model)]
+    if result.lugre_model is not None:
+        result.lugre_model = new[id(result.lugre_model)]
+    result.model = new[id(result.model)]
+    if unc is not None:
+        result.findings += uncertainty_findings(unc)
+    return unc
 
 
 #: Parameters whose interval is checked for usefulness, with their names in messages.
