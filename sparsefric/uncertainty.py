@@ -87,6 +87,7 @@ __all__ = [
     "friction_torque",
     "hac_covariance",
     "inclusion_table",
+    "interval_table",
     "model_terms",
     "model_torque",
     "newey_west",
@@ -1175,6 +1176,52 @@ def validity_range(data: Sequence[Prepared], window: float) -> ValidityRange:
     return ValidityRange.from_samples(cat([p.signals.q for p in data]),
                                       cat([p.signals.qd for p in data]),
                                       cat([p.tau_raw for p in data]), sliding=sliding)
+
+
+#: Readable names of the intervals of :data:`sparsefric.model.INTERVAL_NAMES`, as the report's
+#: parameter table writes them.
+LABELS = {"inertia": "I (inertia)", "gravity_cos": "a_c (gravity cos)",
+          "gravity_sin": "a_s (gravity sin)", "offset": "o (offset)",
+          "coulomb": "f_c (Coulomb)", "stribeck_velocity": "Ω_s (Stribeck velocity)",
+          "sigma0": "σ0 (bristle stiffness)", "sigma1": "σ1 (bristle damping)",
+          "breakaway": "break-away torque", "g0": "g(0) = f_c + ΣA"}
+
+
+def _label(name: str) -> str:
+    kind, _, value = name.partition(":")
+    if kind == "stribeck":
+        return f"A (Stribeck, δ = {value})"
+    if kind == "viscous":
+        return f"c_{value} (viscous q̇^{value})"
+    return LABELS.get(name, name)
+
+
+def interval_table(model: JointModel) -> pd.DataFrame:
+    """The intervals of ``model.uncertainty`` beside the model's values, for display.
+
+    The break-away torque is taken up to the fastest speed of the validity range, as the
+    intervals' (2 rad/s without a range).
+
+    Returns
+    -------
+    DataFrame
+        One row per interval: ``parameter`` (readable name), ``name`` (the file's), ``unit``,
+        ``estimate``, ``lower``, ``upper`` [unit] and ``±`` (half-width over |estimate|)
+        [%]; no rows without intervals.
+    """
+    columns = ["parameter", "name", "unit", "estimate", "lower", "upper", "± [%]"]
+    unc = model.uncertainty
+    if unc is None or not unc.intervals:
+        return pd.DataFrame(columns=columns)
+    v = model.validity.velocity if model.validity is not None else None
+    v_max = max(abs(v[0]), abs(v[1])) if v else 2.0
+    derived = dict(zip(DERIVED, derived_values(model, np.empty(0), v_max), strict=True))
+    rows = []
+    for name, (lo, hi) in unc.intervals.items():
+        value = derived[name] if name in derived else float(parameter_values(model, [name])[0])
+        half = round(50.0 * (hi - lo) / abs(value), 2) if value else math.nan
+        rows.append([_label(name), name, _unit(name, model.axis), value, lo, hi, half])
+    return pd.DataFrame(rows, columns=columns)
 
 
 # ---------------------------------------------------------------------------- entry point, findings
