@@ -389,8 +389,8 @@ def _method_text(model: JointModel) -> str:
     """How the intervals of ``model`` were obtained, in a few words."""
     unc = model.uncertainty
     if unc.method == "bootstrap":
-        return (f"block bootstrap of the whole identification, {unc.resamples} resamples: "
-                "the choice of the terms included")
+        return (f"block bootstrap of the whole identification, term selection included, "
+                f"{unc.resamples} resamples")
     return "asymptotic HAC covariance with the selected terms held fixed"
 
 
