@@ -304,7 +304,8 @@ class SparseFric(RegressorMixin, BaseEstimator):
                 bar.set_description(description)
 
             self.result_ = identify(train, val, settings, advance)
-        self.uncertainty_ = with_uncertainty(self.result_, train, val, settings, method)
+        self.uncertainty_ = with_uncertainty(self.result_, train, val, settings, method,
+                                             progress=self.progress)
         return self
 
     def __sklearn_is_fitted__(self) -> bool:

@@ -58,6 +58,7 @@ import numpy as np
 import pandas as pd
 from scipy import fft as sfft
 from scipy.stats import norm
+from tqdm.auto import tqdm
 
 from sparsefric.data import Trajectory
 from sparsefric.diagnostics import Finding
@@ -1248,8 +1249,8 @@ def estimate_uncertainty(result, train: Sequence[Trajectory],
 
 
 def with_uncertainty(result, train: Sequence[Trajectory],
-                     validate: Sequence[Trajectory] | None, settings, method: str = "fast",
-                     **options) -> ParameterUncertainty | None:
+                     validate: Sequence[Trajectory] | None, settings, method: str = "fast", *,
+                     progress: bool = False, **options) -> ParameterUncertainty | None:
     """Record on ``result`` the range of its data and the intervals of its model.
 
     Every model of ``result`` (the result, the static and the LuGre one) gets the
@@ -1266,6 +1267,8 @@ def with_uncertainty(result, train: Sequence[Trajectory],
     settings : Settings
         The settings of the fit (the bootstrap reruns it).
     method : {"none", "fast", "bootstrap"}
+    progress : bool
+        Show a progress bar of the bootstrap's fits on stderr.
     **options
         Passed to the method's function (``level``, ``resamples``, ``workers``…).
 
@@ -1276,7 +1279,11 @@ def with_uncertainty(result, train: Sequence[Trajectory],
     """
     data = [result.prepare(train)] + ([result.prepare(validate)] if validate else [])
     validity = validity_range(data, result.window)
-    unc = estimate_uncertainty(result, train, validate, settings, method=method, **options)
+    with tqdm(disable=not (progress and method == "bootstrap"), leave=False, unit="fit",
+              desc="bootstrap") as bar:
+        if method == "bootstrap":
+            options.setdefault("progress", _advance(bar))
+        unc = estimate_uncertainty(result, train, validate, settings, method=method, **options)
     new = {id(m): m.with_(validity=validity)
            for m in (result.static_model, result.lugre_model) if m is not None}
     new[id(result.model)] = result.model.with_(
@@ -1288,6 +1295,14 @@ def with_uncertainty(result, train: Sequence[Trajectory],
     if unc is not None:
         result.findings += uncertainty_findings(unc)
     return unc
+
+
+def _advance(bar: tqdm) -> Callable[[int, int], None]:
+    """``progress(done, total)`` that moves ``bar`` to ``done`` of ``total``."""
+    def progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+    return progress
 
 
 #: Parameters whose interval is checked for usefulness, with their names in messages.
