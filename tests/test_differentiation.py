@@ -380,3 +380,36 @@ def test_a_weight_at_the_end_of_its_range_is_noted():
     tr = load_trajectories(EXAMPLE / "train_v0p127.csv")[0]
     example = differentiate(tr.t, tr.q, tr.tau)
     assert example.params["regularization"] == 1000.0 and example.notes == ()
+
+
+def _zoo():
+    """The joint zoo of ``benchmarks/zoo.py`` (appended to the path: never shadows a package)."""
+    import importlib
+    import sys
+    from pathlib import Path
+
+    bench = str(Path(__file__).resolve().parents[1] / "benchmarks")
+    if bench not in sys.path:
+        sys.path.append(bench)
+    return importlib.import_module("zoo")
+
+
+def test_a_raised_weight_never_smooths_beyond_the_encoders_error_band(monkeypatch):
+    """Zoo joint 27 (seed 2024): a stiff prismatic joint (σ0 6e5 N/m) at 0.02 m/s, 13 counts of
+    3.1 µm per sample. The torque check alone raises κ from 30 to 1e5 (its static model prefers a
+    velocity smeared across reversals) and the fit strays 7 counts from the readings; within
+    the band |q − x̂| ≤ Δ/2 + 2.5σ̂ the fit stays within a count of the true position."""
+    from sparsefric.differentiation import derivatives
+    from sparsefric.differentiation.trend_filter import quantisation_step
+
+    zoo = _zoo()
+    spec = zoo.draw_joint(2024, 27)
+    rec = zoo.simulate_record(spec, spec.records["train"][1], spec.sensor_seed + 100)
+    step = quantisation_step(rec.q)
+    d = differentiate(rec.t, rec.q, rec.tau)
+    stray = np.quantile(np.abs(d.q - rec.truth["q_true"]), 0.99) / step
+    assert d.params["regularization"] <= 1e3 and stray < 1.0  # κ 30, 0.55 count measured
+    monkeypatch.setattr(derivatives, "LATTICE_BAND", np.inf)
+    loose = differentiate(rec.t, rec.q, rec.tau)
+    assert loose.params["regularization"] >= 3e4
+    assert np.quantile(np.abs(loose.q - rec.truth["q_true"]), 0.99) / step > 3.0

@@ -1,8 +1,8 @@
 """Coverage of sparsefric's confidence intervals on the simulated joints of the zoo.
 
-Run:  python benchmarks/coverage.py                          (joints 0–29 of seed 2024, fast)
-      python benchmarks/coverage.py --joints 0,1,4 --method bootstrap --resamples 40
-      python benchmarks/coverage.py --joints 0-3 --out benchmarks/out/coverage
+Run:  python benchmarks/interval_coverage.py            (joints 0–29 of seed 2024, fast)
+      python benchmarks/interval_coverage.py --joints 0,1,4 --method bootstrap --resamples 40
+      python benchmarks/interval_coverage.py --joints 0-3 --out benchmarks/out/interval_coverage
 
 For every joint of ``benchmarks/zoo.py`` (truth, records and noise drawn by ``zoo.draw_joint``,
 simulated by ``zoo.simulate_joint``) the joint is identified with the defaults
