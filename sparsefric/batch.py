@@ -56,6 +56,7 @@ from sparsefric.options import (
     DIFFERENTIATION,
     LIBRARIES,
     SIGN_MODELS,
+    UNCERTAINTY,
     parse_bool,
     parse_positive,
     parse_positive_list,
@@ -109,6 +110,7 @@ OPTIONS: dict[str, Callable[[str], Any]] = {
     "regularization": parse_positive,
     "cutoff_hz": parse_positive,
     "presliding_distance": parse_positive,
+    "uncertainty": _choice(*UNCERTAINTY),
     "angle_unit": _choice(*ANGLE_UNITS),
     "time_unit": _choice(*TIME_UNITS),
     "resample": parse_bool,
@@ -507,6 +509,7 @@ def _joint_row(res: JointResult) -> dict[str, Any]:
     if not s.get("model"):
         return row
     row["converged"] = s.get("converged")
+    row["warnings"] = len(s.get("warnings", []))
     terms = [t["term"] for t in s.get("terms", []) if t.get("active")]
     row["active_terms"] = ";".join(terms)
     row["n_active"] = len(terms) if terms else None
@@ -600,8 +603,9 @@ def summary_table(results: list[JointResult], outlier_z: float = DEFAULT_OUTLIER
     -------
     DataFrame
         Columns joint, status, run (``this`` or ``earlier``), error, seconds, converged,
-        active_terms (of the final model), n_active, lambda, axis, kind, parameters (units of
-        the joint's axis: N·m, rad/s… or N, m/s…), ``*_rel_rms`` per data set [-],
+        warnings (how many the fit gave), active_terms (of the final model), n_active,
+        lambda, axis, kind, parameters (units of the joint's axis: N·m, rad/s… or N,
+        m/s…), ``*_rel_rms`` per data set [-],
         ``max_abs_qd`` [rad/s or m/s], ``z_<param>`` and ``ratio_<param>`` for
         :data:`COMPARED` (within joints of the same axis), ``flagged`` (the parameters that
         stand out, ';'-separated) and ``_model`` (the model as a dict, left out of

@@ -2,8 +2,9 @@
 validate-model`` (the last two from :mod:`sparsefric.model_commands`).
 
 Every problem with the user's input ends in one line ``sparsefric: error: …`` and exit status 2,
-with nothing written. Results are staged in a hidden directory beside the output and moved into
-place only when the run has succeeded, ``model.json`` last.
+with nothing written. With ``--strict``, ``identify`` and ``batch`` exit with status 3 when the
+fit gave warnings, after the results are written. Results are staged in a hidden directory
+beside the output and moved into place only when the run has succeeded, ``model.json`` last.
 
 Start-up imports only argparse and the option vocabulary: each command imports the numerical
 modules it needs when it runs, so ``sparsefric --help`` answers at once.
@@ -33,6 +34,8 @@ from sparsefric.options import (
     DIFFERENTIATION,
     LIBRARIES,
     METHODS,
+    OUTSIDE,
+    UNCERTAINTY,
     as_flags,
     flag,
     parse_positive,
@@ -40,6 +43,8 @@ from sparsefric.options import (
 )
 
 EXIT_USAGE = 2
+#: Exit status of ``--strict`` when a fit gave warnings (the results are written).
+EXIT_WARNINGS = 3
 #: Exit status after SIGINT (Ctrl-C) and SIGTERM (``kill``, batch schedulers): 128 + signal.
 EXIT_INTERRUPTED = {"SIGINT": 130, "SIGTERM": 143}
 #: Where ``identify`` writes without ``--out``.
@@ -183,14 +188,14 @@ def _say(args: argparse.Namespace, text: str) -> None:
 
 def _warn(args: argparse.Namespace, text: str) -> None:
     """Print a warning on stderr unless ``--silent``."""
-    if not args.silent:
+    if not getattr(args, "silent", False):
         print(f"sparsefric: warning: {as_flags(text)}", file=sys.stderr)
 
 
 # ------------------------------------------------------------------------------ identify
 #: identify options that only sparsefric uses (their defaults come from the parser).
 _SPARSEFRIC_ONLY = ("model", "static_only", "library", "offset", "omega_starts", "aic_parts",
-                    "presliding_distance", "nu", "tanh_k", "compare")
+                    "presliding_distance", "nu", "tanh_k", "compare", "uncertainty")
 
 _IDENTIFY_EXAMPLES = _examples(
     "sparsefric identify data/example/train_*.csv --validate data/example/validate_*.csv \\",
@@ -256,12 +261,24 @@ def _identify_parser(sub) -> None:
     p.add_argument("--reference", default=None, metavar="MODEL",
                    help="a published reference model (model.json format): quoted and drawn "
                         "like --truth")
+    p.add_argument("--uncertainty", choices=UNCERTAINTY, default="fast",
+                   help="intervals of the parameters in model.json and the report: fast "
+                        "(default, asymptotic HAC covariance, under a second), bootstrap "
+                        "(reruns the identification on 100 block resamples, with term "
+                        "inclusion frequencies; minutes) or none")
+    _add_strict_option(p)
     _add_output_options(p, DEFAULT_OUT)
     p.add_argument("--json", action="store_true",
                    help="print a machine-readable summary instead of the results")
     _add_data_options(p)
     p.set_defaults(run=_run_identify, sparsefric_only={
         name: p.get_default(name) for name in _SPARSEFRIC_ONLY})
+
+
+def _add_strict_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--strict", action="store_true",
+                   help=f"exit with status {EXIT_WARNINGS} if the fit gave any warning (after "
+                        "the results are written), for pipelines")
 
 
 def _estimator(args: argparse.Namespace, model: str):
@@ -274,7 +291,7 @@ def _estimator(args: argparse.Namespace, model: str):
                       static_only=args.static_only, differentiation=args.differentiation,
                       regularization=args.regularization, cutoff_hz=args.cutoff_hz,
                       presliding_distance=args.presliding_distance,
-                      progress=_interactive(args))
+                      uncertainty=args.uncertainty, progress=_interactive(args))
 
 
 def _interactive(args: argparse.Namespace) -> bool:
@@ -398,7 +415,8 @@ def _run_identify(args: argparse.Namespace) -> int:
     for name, summary in summaries.items():  # the headline last: what a glance reads
         label = f"[model {name}] " if len(fitted) > 1 else ""
         _say(args, "\n".join(label + line for line in headline_lines(summary)))
-    return 0
+    warned = any(result.warnings for result in fitted.values())
+    return EXIT_WARNINGS if args.strict and warned else 0
 
 
 def _check_method_options(args: argparse.Namespace) -> None:
@@ -475,6 +493,10 @@ def _predict_parser(sub) -> None:
     p.add_argument("data", nargs="+", help="trajectory files")
     p.add_argument("--out", default=None, metavar="CSV",
                    help="write t, tau, tau_hat to this CSV file (default: print the error only)")
+    p.add_argument("--outside", choices=OUTSIDE, default="warn",
+                   help="positions and velocities beyond the range of the model's "
+                        "identification data (its validity section): warn (default), clamp "
+                        "them to the range, or ignore")
     _add_data_options(p)
     p.set_defaults(run=_run_predict)
 
@@ -485,19 +507,24 @@ def _run_predict(args: argparse.Namespace) -> int:
 
     from sparsefric.atomic import atomic_path
     from sparsefric.model import JointModel
+    from sparsefric.validation import relative_error
 
     model = JointModel.load(args.model)
     if args.out and Path(args.out).is_dir():
         raise OptionError("out", f"{args.out}: is a directory, expected a CSV file name")
     trajs = _load(args.data, args)
     prep = _preprocessor(args).prepare(trajs)
-    tau_hat = np.concatenate(prep.torque(model))
+    if args.outside == "warn" and (text := model.outside_message(prep.signals.q,
+                                                                 prep.signals.qd)):
+        _warn(args, text)
+    tau_hat = np.concatenate(prep.torque(model, outside=args.outside))
     if args.out:
         t = np.concatenate([tr.t for tr in prep.pieces or trajs])  # records cut at jumps
         with atomic_path(args.out) as tmp:
             pd.DataFrame({"t": t, "tau": prep.tau_raw, "tau_hat": tau_hat}).to_csv(tmp,
                                                                                  index=False)
-    print(f"relative RMS torque error ‖τ − τ̂‖/‖τ‖ = {100 * prep.relative_error(model):.2f} %")
+    error = relative_error(prep.tau_raw, tau_hat)
+    print(f"relative RMS torque error ‖τ − τ̂‖/‖τ‖ = {100 * error:.2f} %")
     return 0
 
 
@@ -506,7 +533,9 @@ def _simulate_parser(sub) -> None:
     p = sub.add_parser("simulate", help="simulate a joint (truth model) into CSV files",
                        description="Simulate closed-loop back-and-forth moves (or an open-loop "
                                    "torque) of a known joint; writes one CSV per trajectory "
-                                   "and truth.json.",
+                                   "and truth.json. A model with a validity range (an "
+                                   "identified model.json) warns when the simulated motion "
+                                   "leaves it.",
                        epilog=_examples("sparsefric simulate --out sim/ --velocities 0.1,1.0",
                                         "sparsefric simulate truth.json --open-loop multisine "
                                         "--duration 20 --out sim-ol/"))
@@ -586,6 +615,9 @@ def _run_simulate(args: argparse.Namespace) -> int:
                  for t in ts]
     if args.presliding:
         trajs.append(presliding_experiment(truth, seed=args.seed, sensors=sensors))
+    motion = {k: np.concatenate([t.truth[f"{k}_true"] for t in trajs]) for k in ("q", "qd")}
+    if text := truth.outside_message(motion["q"], motion["qd"]):
+        _warn(args, f"the simulated motion leaves the model's range: {text}")
 
     def work(stage: Path) -> None:
         for traj in trajs:
@@ -661,6 +693,7 @@ def _batch_parser(sub) -> None:
                    metavar="R", help="also flag a friction parameter R times the median of the "
                    f"other joints or more, or 1/R of it or less (default: "
                    f"{DEFAULT_OUTLIER_RATIO:g})")
+    _add_strict_option(p)
     quiet = p.add_mutually_exclusive_group()
     quiet.add_argument("--quiet", action="store_true",
                        help="no progress bar; print only failed joints, flags and errors")
@@ -669,8 +702,9 @@ def _batch_parser(sub) -> None:
 
 
 def _run_batch(args: argparse.Namespace) -> int:
-    """Exit status 0 if every joint succeeded or was skipped, 1 if any failed (a bad manifest
-    raises :class:`SparsefricError`)."""
+    """Exit status 0 if every joint succeeded or was skipped, 1 if any failed, else with
+    ``--strict`` 3 if any joint's fit gave warnings (a bad manifest raises
+    :class:`SparsefricError`)."""
     from sparsefric.batch import count_text, flag_reasons, run_manifest
 
     table = run_manifest(args.manifest, args.out, workers=args.workers,
@@ -683,7 +717,10 @@ def _run_batch(args: argparse.Namespace) -> int:
     for _, r in table[table["flagged"] != ""].iterrows():
         _warn(args, f"joint {r['joint']}: friction stands out: {flag_reasons(r)}")
     _say(args, f"{count_text(table)}; summary written to {Path(args.out) / 'summary.html'}")
-    return 1 if len(failed) else 0
+    if len(failed):
+        return 1
+    warned = table["warnings"].fillna(0).gt(0).any() if "warnings" in table else False
+    return EXIT_WARNINGS if args.strict and warned else 0
 
 
 # ------------------------------------------------------------------------------ main
@@ -746,7 +783,7 @@ def _interrupted(exc: BaseException) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (0, 1 for failed batch joints, 2 for bad input,
-    130 after Ctrl-C, 143 after SIGTERM)."""
+    3 for warnings under ``--strict``, 130 after Ctrl-C, 143 after SIGTERM)."""
     args = build_parser().parse_args(argv)
     try:
         with _sigterm_as_interrupt(), warnings.catch_warnings():

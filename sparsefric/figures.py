@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from sparsefric.data import Trajectory
-from sparsefric.model import JointModel
+from sparsefric.model import JointModel, StaticBand
 from sparsefric.preprocessing import Prepared
 from sparsefric.svgplot import COLORS, CYCLE, Figure, Panel
 from sparsefric.validation import FreeRunResult, friction_from_torque, relative_error_series
@@ -137,10 +137,13 @@ def _bar_floor(terms: pd.DataFrame) -> float:
 
 
 # ----------------------------------------------------------------------------- friction
-def friction_curves(models: Mapping[str, JointModel], v_max: float, unit: dict[str, str],
-                    cve: pd.DataFrame | None = None, name: str = "friction",
-                    title: str = "Friction–velocity curve (steady state, ż = 0)") -> Figure:
-    """Steady-state friction of each model against velocity, log and linear, CVE points.
+def friction_curves(models: Mapping[str, JointModel], v_max: float,
+                    unit: dict[str, str], cve: pd.DataFrame | None = None,
+                    name: str = "friction",
+                    title: str = "Friction–velocity curve (steady state, ż = 0)",
+                    band: tuple[str, StaticBand] | None = None) -> Figure:
+    """Steady-state friction of each model against velocity, log and linear, CVE points and
+    the confidence band of the identified curve.
 
     Parameters
     ----------
@@ -152,6 +155,9 @@ def friction_curves(models: Mapping[str, JointModel], v_max: float, unit: dict[s
         :func:`sparsefric.model.units` of the axis.
     cve : DataFrame, optional
         Points with velocity, friction and friction_std columns (constant-velocity moves).
+    band : (str, StaticBand), optional
+        Legend text and pointwise band of τ_ss(q̇) [N·m | N] (``model.uncertainty.
+        static_curve``), drawn behind the curves.
     """
     lo = 1e-4 * v_max
     if cve is not None and len(cve):
@@ -160,6 +166,13 @@ def friction_curves(models: Mapping[str, JointModel], v_max: float, unit: dict[s
     ylabel = f"τ_f [{unit['tau']}]"
     a = Panel(f"q̇ [{unit['qd']}] (positive, log)", ylabel, xlog=True)
     b = Panel(f"q̇ [{unit['qd']}]", ylabel)
+    if band is not None:
+        label, curve = band
+        v, lower, upper = (np.asarray(x, dtype=float) for x in (curve.velocity, curve.lower,
+                                                                 curve.upper))
+        positive = v > 0
+        a.band(v[positive], lower[positive], upper[positive], label)
+        b.band(v, lower, upper, label)
     for k, (role, m) in enumerate(models.items()):
         label, color, dash = _style(role, k)
         a.line(v_log, m.static_friction(v_log, outside="ignore"), label, color, dash)

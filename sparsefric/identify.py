@@ -50,6 +50,7 @@ from sparsefric.options import (
     DIFFERENTIATION,
     LIBRARIES,
     SIGN_MODELS,
+    UNCERTAINTY,
     check_choice,
     check_fraction,
     check_positive,
@@ -79,7 +80,9 @@ from sparsefric.steps.static import (
     first_outer,
     fit_static,
 )
+from sparsefric.uncertainty import with_uncertainty
 from sparsefric.validation import relative_error
+from sparsefric.validity import ValidityRange
 
 __all__ = ["DEFAULT_OMEGA_STARTS", "DEFAULT_SIGMA0_STARTS", "SparseFric", "Settings",
            "default_sigma0_starts", "identify"]
@@ -183,6 +186,11 @@ class SparseFric(RegressorMixin, BaseEstimator):
         Without validation data, this share of the training samples is held out for validation
         in contiguous blocks cut at rests (:func:`sparsefric.segments.hold_out`), so that AICc
         and the choice among σ0 starts score data the fit has not seen; 0 scores in-sample.
+    uncertainty : {"fast", "bootstrap", "none"}
+        Intervals of the identified parameters (:mod:`sparsefric.uncertainty`): ``fast``
+        (default) a HAC sandwich covariance, fractions of a second; ``bootstrap`` a block
+        bootstrap rerunning the whole identification 100 times on the available cores, with
+        term inclusion frequencies; ``none`` no intervals.
     progress : bool
         Show a progress bar of the steps on stderr.
 
@@ -190,6 +198,8 @@ class SparseFric(RegressorMixin, BaseEstimator):
     ----------
     result_ : IdentificationResult
         Everything the fit produced; the attributes below are views of it.
+    uncertainty_ : ParameterUncertainty or None
+        The intervals (None with ``uncertainty="none"``); also in ``model_.uncertainty``.
     """
 
     # One parameter per option, as scikit-learn's estimator contract wants.
@@ -206,6 +216,7 @@ class SparseFric(RegressorMixin, BaseEstimator):
                  max_inner: int = 50, tol: float = 1e-3, refine: bool = True,
                  max_refinements: int = 5, refit_rigid: bool = True,
                  pool_validation: bool = False, hold_out: float = HOLD_OUT_FRACTION,
+                 uncertainty: str = "fast",
                  progress: bool = False):
         self.axis = axis
         self.model = model
@@ -232,6 +243,7 @@ class SparseFric(RegressorMixin, BaseEstimator):
         self.refit_rigid = refit_rigid
         self.pool_validation = pool_validation
         self.hold_out = hold_out
+        self.uncertainty = uncertainty
         self.progress = progress
 
     # ------------------------------------------------------------------ parameters
@@ -290,6 +302,7 @@ class SparseFric(RegressorMixin, BaseEstimator):
             ``self``, fitted.
         """
         settings = self.settings()
+        method = check_choice("uncertainty", self.uncertainty, UNCERTAINTY)
         train = as_trajectories(X, y)
         val = optional_trajectories(validate, "validate")
         n_starts = len(settings.sigma0_starts or DEFAULT_SIGMA0_STARTS)
@@ -302,6 +315,8 @@ class SparseFric(RegressorMixin, BaseEstimator):
                 bar.set_description(description)
 
             self.result_ = identify(train, val, settings, advance)
+        self.uncertainty_ = with_uncertainty(self.result_, train, val, settings, method,
+                                             progress=self.progress)
         return self
 
     def __sklearn_is_fitted__(self) -> bool:
@@ -342,6 +357,11 @@ class SparseFric(RegressorMixin, BaseEstimator):
     def history_(self) -> pd.DataFrame:
         """Outer-loop history of every σ0 start and refinement round."""
         return self.result_.history
+
+    @property
+    def validity_(self) -> ValidityRange:
+        """Velocities, positions and torques of the data the model was identified on."""
+        return self.result_.model.validity
 
     @property
     def warnings_(self) -> list[str]:

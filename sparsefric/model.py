@@ -33,7 +33,7 @@ from sparsefric import lugre
 from sparsefric.atomic import write_text
 from sparsefric.errors import ModelFileError
 from sparsefric.tables import NOTEBOOK_STYLE, html_table
-from sparsefric.validity import QUANTITIES, Excursion, ValidityRange, enforce
+from sparsefric.validity import QUANTITIES, Excursion, ValidityRange, enforce, outside_message
 
 #: The format the writer writes.
 FORMAT = "sparsefric-model/2"
@@ -236,11 +236,20 @@ class JointModel:
             return []
         return self.validity.check(position=q, velocity=qd, torque=tau)
 
+    def outside_message(self, q: np.ndarray | None = None, qd: np.ndarray | None = None,
+                        tau: np.ndarray | None = None) -> str | None:
+        """The warning :meth:`check_validity` gives reason for, in one sentence (None if the
+        inputs lie inside the range or there is none)."""
+        found = self.check_validity(q, qd, tau)
+        return outside_message(found, self._quantity_units()) if found else None
+
+    def _quantity_units(self) -> dict[str, str]:
+        u = units(self.axis)
+        return {"velocity": u["qd"], "position": u["q"], "torque": u["tau"]}
+
     def _admitted(self, outside: str, **values: np.ndarray) -> dict[str, np.ndarray]:
         """Inputs after the ``outside`` policy (warning from the caller's caller)."""
-        u = units(self.axis)
-        names = {"velocity": u["qd"], "position": u["q"], "torque": u["tau"]}
-        return enforce(self.validity, outside, names, stacklevel=4, **values)
+        return enforce(self.validity, outside, self._quantity_units(), stacklevel=4, **values)
 
     @property
     def g0(self) -> float:

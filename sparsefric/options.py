@@ -26,6 +26,10 @@ LIBRARIES: tuple[str, ...] = ("full", "coulomb-viscous", "coulomb-viscous-offset
 DIFFERENTIATION: tuple[str, ...] = ("tv", "butterworth", "savgol", "given")
 #: Identification methods of ``identify --method``: sparsefric, then the baselines.
 METHODS: tuple[str, ...] = ("sparsefric", "idim-ls", "output-error", "two-step")
+#: How sure an identified model is: no intervals, the asymptotic (HAC) ones, or a block bootstrap.
+UNCERTAINTY: tuple[str, ...] = ("none", "fast", "bootstrap")
+#: What a model does with inputs beyond the range of its identification data.
+OUTSIDE: tuple[str, ...] = ("warn", "clamp", "ignore")
 #: Units of a position column.
 ANGLE_UNITS: tuple[str, ...] = ("rad", "deg")
 #: |Robust z-score| of a friction parameter above which batch flags a joint.

@@ -89,11 +89,12 @@ class Prepared:
         x = self.signals
         return Signals(x.q[mask], x.qd[mask], x.qdd[mask]), self.tau[mask]
 
-    def torque(self, model: JointModel) -> list[np.ndarray]:
+    def torque(self, model: JointModel, outside: str = "warn") -> list[np.ndarray]:
         """τ̂ [N·m] of ``model`` along every trajectory (LuGre z integrated along each from the
-        default start of :func:`sparsefric.lugre.integrate_z`)."""
+        default start of :func:`sparsefric.lugre.integrate_z`); ``outside`` as in
+        :meth:`JointModel.torque <sparsefric.model.JointModel.torque>`."""
         x = self.signals
-        return [model.torque(x.q[a:b], x.qd[a:b], x.qdd[a:b], h)
+        return [model.torque(x.q[a:b], x.qd[a:b], x.qdd[a:b], h, outside=outside)
                 for (a, b), h in zip(self.bounds, self.dt, strict=True)]
 
     def relative_error(self, model: JointModel) -> float:

@@ -34,6 +34,7 @@ from sparsefric.model import JointModel, parameter_table, units
 from sparsefric.result import IdentificationResult
 from sparsefric.svgplot import CSS as FIGURE_CSS
 from sparsefric.tables import fmt, html_table, markdown_table
+from sparsefric.uncertainty import interval_table
 from sparsefric.validation import (
     FreeRunResult,
     cve_from_trajectories,
@@ -54,10 +55,11 @@ def _evaluate(result: IdentificationResult, label: str,
     if not trajectories:
         return None
     prep = result.prepare(list(trajectories))
-    preds = {"static": prep.torque(result.static_model)}
+    # beyond the validity range the report says so once (_validity_html), not per prediction
+    preds = {"static": prep.torque(result.static_model, outside="ignore")}
     if result.model.kind == "lugre":
-        preds["dynamic"] = prep.torque(result.model)
-    preds.update({role: prep.torque(m) for role, m in others.items()})
+        preds["dynamic"] = prep.torque(result.model, outside="ignore")
+    preds.update({role: prep.torque(m, outside="ignore") for role, m in others.items()})
     # the records as prepared: a record cut where it jumps counts as its pieces
     return Evaluation(label, list(prep.pieces) or list(trajectories), prep, preds)
 
@@ -383,6 +385,66 @@ def _story(result: IdentificationResult, summary: dict) -> str:
             + (" with σ0, σ1" if kind == "LuGre" else "") + ".</p>")
 
 
+def _method_text(model: JointModel) -> str:
+    """How the intervals of ``model`` were obtained, in a few words."""
+    unc = model.uncertainty
+    if unc.method == "bootstrap":
+        return (f"block bootstrap of the whole identification, term selection included, "
+                f"{unc.resamples} resamples")
+    return "asymptotic HAC covariance with the selected terms held fixed"
+
+
+def _breakaway_html(table: pd.DataFrame, level: float) -> str:
+    row = table[table["name"] == "breakaway"]
+    if row.empty:
+        return ""
+    r = row.iloc[0]
+    return (f"<p><b>Break-away torque</b> {fmt(r.estimate)} {r.unit}, {level:.0%} interval "
+            f"[{fmt(r.lower)}, {fmt(r.upper)}] {r.unit}.</p>")
+
+
+def _interval_html(model: JointModel) -> str:
+    """The break-away torque with its interval, and the table of every interval."""
+    table = interval_table(model)
+    if table.empty:
+        return '<p class="note">No intervals were computed (uncertainty "none").</p>'
+    level = model.uncertainty.level
+    return (_breakaway_html(table, level)
+            + f'<p class="note">{level:.0%} intervals of the identified model '
+              f"({html.escape(_method_text(model))}):</p>"
+            + _html_table(table.drop(columns="name")))
+
+
+#: Unit key (of :func:`sparsefric.model.units`) of each quantity of a validity range.
+_RANGE_UNITS = {"velocity": "qd", "speed": "qd", "position": "q", "torque": "tau"}
+
+
+def _validity_html(model: JointModel, datasets: Sequence[Evaluation]) -> str:
+    """The range of the identification data, and the data sets that leave it."""
+    v = model.validity
+    if v is None:
+        return ""
+    u = units(model.axis)
+    ranges = "; ".join(f"{q} [{fmt(lo)}, {fmt(hi)}] {u[_RANGE_UNITS[q]]}"
+                       for q, (lo, hi) in v.to_dict().items())
+    out = [f'<p class="note">Validity range (the data it was identified on, model.json '
+           f"<code>validity</code>): {html.escape(ranges)}.</p>"]
+    for d in datasets:
+        text = model.outside_message(d.prep.signals.q, d.prep.signals.qd)
+        if text:
+            out.append(f'<p class="note"><b>{d.label} data:</b> {html.escape(text)}.</p>')
+    return "".join(out)
+
+
+def _terms_view(result: IdentificationResult) -> pd.DataFrame:
+    """The final terms, with the bootstrap inclusion frequency of each where there is one."""
+    terms = result.final_terms
+    unc = result.model.uncertainty
+    if unc is None or not unc.inclusion:
+        return terms
+    return terms.assign(**{"inclusion [-]": terms["term"].map(unc.inclusion)})
+
+
 def _hysteresis_note(axis: str) -> str:
     gravity = "a_c cos q + a_s sin q + " if axis == "revolute" else ""
     return (f'<p class="note">τ_f = τ − (I q̈ + {gravity}o) with the identified rigid body; '
@@ -435,7 +497,8 @@ def _sec_status(c: _Context) -> str:
 
 
 def _sec_parameters(c: _Context) -> str:
-    return _html_table(c.params)
+    return (_html_table(c.params) + _interval_html(c.result.model)
+            + _validity_html(c.result.model, c.datasets))
 
 
 def _sec_data(c: _Context) -> str:
@@ -448,17 +511,27 @@ def _sec_selection(c: _Context) -> str:
     sel = c.result.selection
     cols = [k for k in ("threshold", "lambda", "n_active", "n_eliminated", "omega_s",
                         "train_error", "aic_r", "converged") if k in sel]
-    terms = c.result.final_terms
+    terms = _terms_view(c.result)
     return (_story(c.result, c.summary) + figures.selection(sel, c.unit).svg()
             + _refinement_note(c.result) + _html_table(sel[cols], sel["selected"].to_numpy(bool))
             + figures.coefficients(terms).svg()
             + '<p class="note">Coefficients of the final model (after the LuGre iterations and '
               "any refinement) and of step 1, in the unit of each term; terms.csv holds the "
-              "same table.</p>" + _html_table(terms, terms["active"].to_numpy(bool)))
+              "same table. Inclusion: the share of the bootstrap resamples whose final model "
+              "has the term.</p>" + _html_table(terms, terms["active"].to_numpy(bool)))
+
+
+def _friction_band(model: JointModel):
+    """(legend text, band) of the identified static curve, None without one."""
+    unc = model.uncertainty
+    if unc is None or unc.static_curve is None:
+        return None
+    return f"{unc.level:.0%} band of the identified curve", unc.static_curve
 
 
 def _sec_friction(c: _Context) -> str:
-    out = figures.friction_curves(c.curve_models(), c.v_max(), c.unit, c.cve).svg()
+    out = figures.friction_curves(c.curve_models(), c.v_max(), c.unit, c.cve,
+                                  band=_friction_band(c.result.model)).svg()
     if len(c.cve):
         out += ('<p class="note">Constant-velocity experiment points: τ_f = (τ⁺ − τ⁻)/2 at '
                 "matched positions; spread = std over position bins.</p>"
@@ -565,6 +638,11 @@ def _markdown(c: _Context, title: str) -> str:
              f"(step 1: λ = {fmt(summary['selection'].get('lambda'))}, "
              f"{summary['selection'].get('n_active')} of {len(terms)} candidates).", "",
              "## Parameters", "", _md_table(c.params)]
+    intervals = interval_table(result.model)
+    if not intervals.empty:
+        lines += ["", f"{result.model.uncertainty.level:.0%} intervals "
+                  f"({_method_text(result.model)}):", "",
+                  _md_table(intervals.drop(columns="name"))]
     if not c.metrics.empty:
         m = _metrics_view(c.metrics)
         lines += ["## Torque prediction", "", _md_table(m.drop(columns=["rms"]))]

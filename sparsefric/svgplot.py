@@ -138,7 +138,7 @@ def thin(x: np.ndarray, y: np.ndarray, buckets: int = LINE_BUCKETS
 # ----------------------------------------------------------------------------- panels
 @dataclass
 class _Series:
-    kind: str  # line, points, errorbar, hbar
+    kind: str  # line, points, errorbar, hbar, band
     x: np.ndarray
     y: np.ndarray
     label: str | None
@@ -146,6 +146,7 @@ class _Series:
     dash: str | None = None
     width: float = 1.4
     err: np.ndarray | None = None
+    upper: np.ndarray | None = None  # band: y is its lower edge
 
 
 @dataclass
@@ -194,6 +195,15 @@ class Panel:
                                    np.asarray(y, dtype=float), label, color, width=size))
         return self
 
+    def band(self, x: ArrayLike, lower: ArrayLike, upper: ArrayLike, label: str | None = None,
+             color: str = COLORS["dynamic"]) -> Panel:
+        """A translucent area between ``lower`` and ``upper`` (a confidence band), behind the
+        lines."""
+        self.series.insert(0, _Series("band", np.asarray(x, dtype=float),
+                                      np.asarray(lower, dtype=float), label, color,
+                                      upper=np.asarray(upper, dtype=float)))
+        return self
+
     def errorbar(self, x: ArrayLike, y: ArrayLike, err: ArrayLike, label: str | None = None,
                  color: str = COLORS["cve"]) -> Panel:
         """Dots with vertical bars ± ``err``."""
@@ -236,6 +246,9 @@ class Panel:
             elif s.kind == "errorbar":
                 xs.append(s.x)
                 ys += [s.y - s.err, s.y + s.err]
+            elif s.kind == "band":
+                xs.append(s.x)
+                ys += [s.y, s.upper]
             elif s.kind != "rule":
                 xs.append(s.x)
                 ys.append(s.y)
@@ -264,6 +277,18 @@ def _path(px: np.ndarray, py: np.ndarray) -> str:
     for a, b in _runs(ok):
         xy = np.column_stack([px[a:b], py[a:b]]).ravel().tolist()
         out.append("M" + ("%.1f %.1f " * (b - a)) % tuple(xy))
+    return "".join(out)
+
+
+def _area(px: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> str:
+    """One closed path per run of finite points: along ``hi``, back along ``lo``."""
+    ok = np.isfinite(px) & np.isfinite(lo) & np.isfinite(hi)
+    out = []
+    for a, b in _runs(ok):
+        xs = np.r_[px[a:b], px[a:b][::-1]]
+        ys = np.r_[hi[a:b], lo[a:b][::-1]]
+        out.append("M" + "L".join(f"{x:.1f} {y:.1f}" for x, y in zip(xs.tolist(), ys.tolist(),
+                                                                    strict=True)) + "Z")
     return "".join(out)
 
 
@@ -361,6 +386,10 @@ def _series_svg(s: _Series, m: _Map) -> str:
     if s.kind == "points":
         return (f'<path d="{_dots(m.x(s.x), m.y(s.y))}" stroke="{s.color}" '
                 f'stroke-width="{s.width}" stroke-linecap="round" fill="none">{tip}</path>')
+    if s.kind == "band":
+        px, lo, hi = m.x(s.x), m.y(s.y), m.y(s.upper)
+        return (f'<path d="{_area(px, lo, hi)}" fill="{s.color}" fill-opacity="0.18" '
+                f'stroke="none">{tip}</path>')
     if s.kind == "errorbar":
         px, lo, hi = m.x(s.x), m.y(s.y - s.err), m.y(s.y + s.err)
         bars = "".join(f"M{x:.1f} {a:.1f}V{c:.1f}" for x, a, c in zip(
@@ -406,6 +435,9 @@ def _legend_entry(s: _Series, x: float, y: float, label: str) -> str:
                 'stroke-linecap="round"/>')
     elif s.kind == "hbar":
         mark = f'<rect x="{x:.1f}" y="{y - 5:.1f}" width="24" height="10" fill="{s.color}"/>'
+    elif s.kind == "band":
+        mark = (f'<rect x="{x:.1f}" y="{y - 5:.1f}" width="24" height="10" fill="{s.color}" '
+                'fill-opacity="0.18"/>')
     else:
         dash = f' stroke-dasharray="{s.dash}"' if s.dash else ""
         mark = (f'<path d="M{x:.1f} {y:.1f}h24" stroke="{s.color}" stroke-width="2"'

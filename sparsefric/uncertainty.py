@@ -58,6 +58,7 @@ import numpy as np
 import pandas as pd
 from scipy import fft as sfft
 from scipy.stats import norm
+from tqdm.auto import tqdm
 
 from sparsefric.data import Trajectory
 from sparsefric.diagnostics import Finding
@@ -87,6 +88,7 @@ __all__ = [
     "friction_torque",
     "hac_covariance",
     "inclusion_table",
+    "interval_table",
     "model_terms",
     "model_torque",
     "newey_west",
@@ -105,6 +107,7 @@ __all__ = [
     "validity_range",
     "warm_settings",
     "with_parameters",
+    "with_uncertainty",
 ]
 
 #: The methods, and the name of each in the model file's ``uncertainty.method``.
@@ -932,7 +935,10 @@ def resample_tasks(pieces: Sequence[Sequence[np.ndarray]], block: int, resamples
 
 
 def default_workers() -> int:
-    """The cores this process may run on."""
+    """The cores this process may run on (1 in a daemonic worker, which cannot start
+    processes)."""
+    if multiprocessing.current_process().daemon:
+        return 1
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -1173,6 +1179,52 @@ def validity_range(data: Sequence[Prepared], window: float) -> ValidityRange:
                                       cat([p.tau_raw for p in data]), sliding=sliding)
 
 
+#: Readable names of the intervals of :data:`sparsefric.model.INTERVAL_NAMES`, as the report's
+#: parameter table writes them.
+LABELS = {"inertia": "I (inertia)", "gravity_cos": "a_c (gravity cos)",
+          "gravity_sin": "a_s (gravity sin)", "offset": "o (offset)",
+          "coulomb": "f_c (Coulomb)", "stribeck_velocity": "Ω_s (Stribeck velocity)",
+          "sigma0": "σ0 (bristle stiffness)", "sigma1": "σ1 (bristle damping)",
+          "breakaway": "break-away torque", "g0": "g(0) = f_c + ΣA"}
+
+
+def _label(name: str) -> str:
+    kind, _, value = name.partition(":")
+    if kind == "stribeck":
+        return f"A (Stribeck, δ = {value})"
+    if kind == "viscous":
+        return f"c_{value} (viscous q̇^{value})"
+    return LABELS.get(name, name)
+
+
+def interval_table(model: JointModel) -> pd.DataFrame:
+    """The intervals of ``model.uncertainty`` beside the model's values, for display.
+
+    The break-away torque is taken up to the fastest speed of the validity range, as the
+    intervals' (2 rad/s without a range).
+
+    Returns
+    -------
+    DataFrame
+        One row per interval: ``parameter`` (readable name), ``name`` (the file's), ``unit``,
+        ``estimate``, ``lower``, ``upper`` [unit] and ``±`` (half-width over |estimate|)
+        [%]; no rows without intervals.
+    """
+    columns = ["parameter", "name", "unit", "estimate", "lower", "upper", "± [%]"]
+    unc = model.uncertainty
+    if unc is None or not unc.intervals:
+        return pd.DataFrame(columns=columns)
+    v = model.validity.velocity if model.validity is not None else None
+    v_max = max(abs(v[0]), abs(v[1])) if v else 2.0
+    derived = dict(zip(DERIVED, derived_values(model, np.empty(0), v_max), strict=True))
+    rows = []
+    for name, (lo, hi) in unc.intervals.items():
+        value = derived[name] if name in derived else float(parameter_values(model, [name])[0])
+        half = round(50.0 * (hi - lo) / abs(value), 2) if value else math.nan
+        rows.append([_label(name), name, _unit(name, model.axis), value, lo, hi, half])
+    return pd.DataFrame(rows, columns=columns)
+
+
 # ---------------------------------------------------------------------------- entry point, findings
 def estimate_uncertainty(result, train: Sequence[Trajectory],
                          validate: Sequence[Trajectory] | None = None, settings=None, *,
@@ -1194,6 +1246,63 @@ def estimate_uncertainty(result, train: Sequence[Trajectory],
             raise ValueError("the bootstrap reruns the identification: pass its settings")
         return bootstrap_uncertainty(result, train, validate, settings, level=level, **options)
     raise ValueError(f"unknown uncertainty method {method!r}; choose none, fast or bootstrap")
+
+
+def with_uncertainty(result, train: Sequence[Trajectory],
+                     validate: Sequence[Trajectory] | None, settings, method: str = "fast", *,
+                     progress: bool = False, **options) -> ParameterUncertainty | None:
+    """Record on ``result`` the range of its data and the intervals of its model.
+
+    Every model of ``result`` (the result, the static and the LuGre one) gets the
+    :func:`validity_range` of the prepared training and validation data; ``result.model``
+    also the intervals of :func:`estimate_uncertainty` by ``method`` (``"none"``: none), whose
+    :func:`uncertainty_findings` join ``result.findings``. Models that were one object stay one.
+
+    Parameters
+    ----------
+    result : IdentificationResult
+        A fit, changed in place.
+    train, validate : sequence of Trajectory
+        The trajectories it was fitted on.
+    settings : Settings
+        The settings of the fit (the bootstrap reruns it).
+    method : {"none", "fast", "bootstrap"}
+    progress : bool
+        Show a progress bar of the bootstrap's fits on stderr.
+    **options
+        Passed to the method's function (``level``, ``resamples``, ``workers``…).
+
+    Returns
+    -------
+    ParameterUncertainty or None
+        The intervals (None for ``"none"``).
+    """
+    data = [result.prepare(train)] + ([result.prepare(validate)] if validate else [])
+    validity = validity_range(data, result.window)
+    with tqdm(disable=not (progress and method == "bootstrap"), leave=False, unit="fit",
+              desc="bootstrap") as bar:
+        if method == "bootstrap":
+            options.setdefault("progress", _advance(bar))
+        unc = estimate_uncertainty(result, train, validate, settings, method=method, **options)
+    new = {id(m): m.with_(validity=validity)
+           for m in (result.static_model, result.lugre_model) if m is not None}
+    new[id(result.model)] = result.model.with_(
+        validity=validity, uncertainty=None if unc is None else unc.to_model())
+    result.static_model = new[id(result.static_model)]
+    if result.lugre_model is not None:
+        result.lugre_model = new[id(result.lugre_model)]
+    result.model = new[id(result.model)]
+    if unc is not None:
+        result.findings += uncertainty_findings(unc)
+    return unc
+
+
+def _advance(bar: tqdm) -> Callable[[int, int], None]:
+    """``progress(done, total)`` that moves ``bar`` to ``done`` of ``total``."""
+    def progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+    return progress
 
 
 #: Parameters whose interval is checked for usefulness, with their names in messages.

@@ -13,11 +13,13 @@ Ranges::
     position  [min, max]   q                                                   [rad | m]
     torque    [min, max]   τ                                                   [N·m | N]
 
-Inputs are checked against ``velocity`` and ``position``. ``speed`` is descriptive: below its
-minimum the static curve is the model's own continuation into the Stribeck and pre-sliding
-regime, which the LuGre state describes dynamically, so a joint passing through rest is no
-excursion. ``torque`` is the range of the measured input torque (for a simulation that drives
-the joint with a torque).
+Inputs are checked against ``velocity`` and ``position``, with a margin of :data:`MARGIN` of
+each range's width: a test record of the same experiment reaches a hair past the training
+record's extremes (noise, a slightly longer stroke) without the model extrapolating. ``speed``
+is descriptive: below its minimum the static curve is the model's own continuation into the
+Stribeck and pre-sliding regime, which the LuGre state describes dynamically, so a joint passing
+through rest is no excursion. ``torque`` is the range of the measured input torque (for a
+simulation that drives the joint with a torque).
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from sparsefric.errors import SparsefricError
+from sparsefric.options import OUTSIDE
 
-#: The choices of the ``outside`` option.
-OUTSIDE = ("warn", "clamp", "ignore")
+#: Share of a range's width an input may pass its ends by before it counts as outside.
+MARGIN = 0.01
 #: The quantities of a validity range, in file order, and the model input each one bounds.
 QUANTITIES = ("velocity", "speed", "position", "torque")
 
@@ -115,7 +118,9 @@ class ValidityRange:
     def check(self, **values: np.ndarray | float | None) -> list[Excursion]:
         """The inputs outside their ranges, e.g. ``check(velocity=qd, position=q)``.
 
-        Inputs given as None and quantities without a recorded range are not checked.
+        An input counts as outside when it passes an end of the range by more than
+        :data:`MARGIN` of the range's width. Inputs given as None and quantities without a
+        recorded range are not checked.
         """
         out = []
         for name, x in values.items():
@@ -124,7 +129,8 @@ class ValidityRange:
                 continue
             low, high = bounds
             lo, hi = float(np.min(x)), float(np.max(x))
-            if lo < low or hi > high:
+            margin = MARGIN * (high - low)
+            if lo < low - margin or hi > high + margin:
                 extreme = lo if low - lo >= hi - high else hi
                 out.append(Excursion(name, low, high, extreme,
                                      max(low - extreme, extreme - high)))
@@ -178,7 +184,12 @@ def enforce(validity: ValidityRange | None, outside: str, units: dict[str, str],
         return {k: None if v is None else validity.clamp(k, v) for k, v in values.items()}
     found = validity.check(**values)
     if found:
-        text = "; ".join(e.describe(units.get(e.quantity, "")) for e in found)
-        warnings.warn(f"{text} of the identification data (the model extrapolates)",
-                      OutsideValidityWarning, stacklevel=stacklevel)
+        warnings.warn(outside_message(found, units), OutsideValidityWarning,
+                      stacklevel=stacklevel)
     return values
+
+
+def outside_message(found: list[Excursion], units: dict[str, str]) -> str:
+    """One sentence naming every excursion of ``found`` with the unit of its quantity."""
+    text = "; ".join(e.describe(units.get(e.quantity, "")) for e in found)
+    return f"{text} of the identification data (the model extrapolates)"

@@ -10,6 +10,7 @@ import pytest
 
 from sparsefric.data import Trajectory
 from sparsefric.diagnostics import Finding
+from sparsefric.errors import OptionError
 from sparsefric.feature_library import static_library
 from sparsefric.identify import SparseFric
 from sparsefric.model import JointModel
@@ -26,6 +27,7 @@ from sparsefric.uncertainty import (
     fast_uncertainty,
     hac_covariance,
     inclusion_table,
+    interval_table,
     model_terms,
     model_torque,
     newey_west,
@@ -41,6 +43,7 @@ from sparsefric.uncertainty import (
     uncertainty_findings,
     with_parameters,
 )
+from sparsefric.validity import OutsideValidityWarning
 
 
 def ar1(rng: np.random.Generator, n: int, rho: float, sd: float) -> np.ndarray:
@@ -369,3 +372,84 @@ def test_bootstrap_keeps_the_true_terms_of_an_easy_joint(small_joint):
                                      if t.kind in ("viscous", "coulomb", "stribeck")}
     assert np.isfinite(u.table.lower).all() and (u.table.lower <= u.table.upper).all()
     validate_model_dict(json.loads(est.model_.with_(uncertainty=u.to_model()).to_json()))
+
+
+def test_an_unknown_uncertainty_method_is_refused_before_any_work():
+    with pytest.raises(OptionError, match="must be one of none, fast, bootstrap, got 'exact'"):
+        SparseFric(uncertainty="exact").fit(np.zeros((10, 3)))
+
+
+def test_interval_table_reads_the_model_file_section(truth):
+    from .test_model_format import UNCERTAINTY, VALIDITY
+
+    table = interval_table(truth.with_(validity=VALIDITY, uncertainty=UNCERTAINTY))
+    rows = table.set_index("name")
+    assert list(rows.index) == list(UNCERTAINTY.intervals)
+    assert rows.loc["coulomb", "estimate"] == truth.coulomb
+    assert rows.loc["stribeck:1.5", "parameter"] == "A (Stribeck, δ = 1.5)"
+    assert rows.loc["g0", "estimate"] == pytest.approx(truth.g0)
+    assert rows.loc["inertia", "± [%]"] == pytest.approx(50 * 0.2 / truth.inertia, abs=0.01)
+    assert interval_table(truth).empty
+
+
+def _moves(truth: JointModel, moves, role: str) -> list[Trajectory]:
+    """Noise-free closed-loop moves with the simulator's q̇, q̈ as measured ones."""
+    from sparsefric.simulate import Sensors, simulate_moves
+
+    trajs = [simulate_moves(truth, lo, hi, v, acc, cycles=c, name=f"{role}{j}",
+                            sensors=Sensors(position_noise=0.0, torque_noise=0.0))
+             for j, (v, lo, hi, acc, c) in enumerate(moves)]
+    return [t.with_(qd=t.truth["qd_true"], qdd=t.truth["qdd_true"]) for t in trajs]
+
+
+@pytest.mark.slow
+def test_fit_records_the_range_of_its_data_and_the_intervals_of_its_model(small_joint):
+    data = with_torque_noise(small_joint, np.random.default_rng(1), 0.9, 0.05)
+    est = SparseFric(library="coulomb-viscous", differentiation="given")
+    est.fit(data["train"], validate=data["validate"])
+    u = est.uncertainty_
+    assert u.method == "fast" and est.model_.uncertainty == u.to_model()
+    for name in ("inertia", "coulomb", "sigma0", "sigma1", "breakaway"):
+        lo, hi = u.interval(name)
+        value = est.model_.breakaway_torque(1.0) if name == "breakaway" else \
+            getattr(est.model_, name)
+        assert lo <= value <= hi and hi - lo < 0.5 * value, name
+    records = data["train"] + data["validate"]
+    qd = np.concatenate([t.qd for t in records])
+    tau = np.concatenate([t.tau for t in records])
+    assert est.validity_.velocity == (qd.min(), qd.max())  # the given derivatives
+    assert est.validity_.torque == (tau.min(), tau.max())
+    assert est.static_model_.validity == est.validity_
+    assert all(f.message in est.warnings_ for f in uncertainty_findings(u))
+    validate_model_dict(json.loads(est.model_.to_json()))
+    faster = _moves(SMALL, [(1.5, -0.5, 0.5, 8.0, 1)], "test")
+    with pytest.warns(OutsideValidityWarning, match="velocity 1.5"):
+        est.predict(faster)
+    edge = np.array([est.validity_.velocity[1]])
+    assert est.model_.static_friction(np.array([3.0]), outside="clamp") == \
+        est.model_.static_friction(edge, outside="ignore")
+
+
+#: Four joints of the small kind (Coulomb + viscous LuGre), whose structure the fit gets right.
+JOINTS = (SMALL, SMALL.with_(coulomb=2.0, viscous=((1, 4.0),), sigma0=2e4, sigma1=30.0),
+          SMALL.with_(inertia=1.2, coulomb=6.0, viscous=((1, 1.0),), sigma0=1e4, sigma1=5.0),
+          SMALL.with_(inertia=0.2, gravity_cos=2.0, coulomb=3.0, viscous=((1, 3.0),),
+                      sigma0=3e3, sigma1=20.0))
+
+
+@pytest.mark.slow
+def test_fast_intervals_of_the_estimator_cover_a_fixed_set_of_joints():
+    """SparseFric's default intervals on 4 joints, AR(1) torque noise (ρ = 0.9, 0.05 N·m):
+    the 95 % intervals of I, f_c, the break-away torque and σ0 contain the truth on at least 3
+    of the 4."""
+    covered = dict.fromkeys(("inertia", "coulomb", "breakaway", "sigma0"), 0)
+    for k, truth in enumerate(JOINTS):
+        records = {role: _moves(truth, moves, role) for role, moves in SMALL_MOVES.items()}
+        data = with_torque_noise(records, np.random.default_rng(k), 0.9, 0.05)
+        est = SparseFric(library="coulomb-viscous", differentiation="given")
+        est.fit(data["train"], validate=data["validate"])
+        for name in covered:
+            lo, hi = est.uncertainty_.interval(name)
+            value = truth.breakaway_torque(1.0) if name == "breakaway" else getattr(truth, name)
+            covered[name] += lo <= value <= hi
+    assert all(n >= 3 for n in covered.values()), covered
