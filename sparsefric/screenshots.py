@@ -132,7 +132,13 @@ def main(argv: list[str] | None = None) -> int:
               "installs it)", file=sys.stderr)
         return 0
     out = args.out or args.report.parent / "screenshots"
-    for path in section_screenshots(args.report, out, chromium):
+    try:
+        written = section_screenshots(args.report, out, chromium)
+    except (subprocess.SubprocessError, RuntimeError) as exc:
+        print(f"error: {args.report}: chromium failed ({str(exc).splitlines()[0]})",
+              file=sys.stderr)
+        return 1
+    for path in written:
         print(path)
     return 0
 

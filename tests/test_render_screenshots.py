@@ -19,3 +19,16 @@ def test_a_missing_report_is_a_one_line_error(tmp_path, capsys):
     assert screenshots.main([str(tmp_path / "nowhere.html")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "nowhere.html: no such report" in err
+
+
+def test_a_browser_that_fails_is_a_one_line_error(tmp_path, capsys, monkeypatch):
+    report = tmp_path / "report.html"
+    report.write_text("<html><body><section id='status'></section></body></html>")
+    broken = tmp_path / "chromium"
+    broken.write_text("#!/bin/sh\nexit 3\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(screenshots, "find_chromium", lambda: str(broken))
+    assert screenshots.main([str(report)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "report.html: chromium failed" in err
+    assert not (tmp_path / "screenshots").exists()
