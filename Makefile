@@ -12,11 +12,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
-# The main job on bundled data: identification of data/example with its report.
+# The main job on bundled data: identification of data/example with its report (the true model
+# overlaid), then a PNG of each report section in results/example/screenshots/ (skipped with a
+# message without chromium).
 demo: $(STAMP)
 	$(BIN)/sparsefric identify data/example/train_*.csv \
 		--validate data/example/validate_*.csv --test data/example/test_*.csv \
-		--out results/example
+		--truth data/example/truth.json --out results/example --force
+	$(BIN)/python -m sparsefric.screenshots results/example/report.html
 
 lint: $(STAMP)
 	$(BIN)/ruff check sparsefric tests benchmarks experiments

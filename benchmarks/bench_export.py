@@ -11,6 +11,12 @@ timed over the whole record in several runs; the median is printed. Times are th
 time, so that other processes on a shared machine do not count. The Python object
 (:class:`sparsefric.lugre.LuGreFriction`) is timed in this process, sample by sample (``step``)
 and vectorised (``simulate``).
+
+What bounds the C step: per sample it evaluates, one after the other, x^δ (a square root for
+δ = 1.5), the Stribeck exponential in g(q̇), a division by the interval's g and the bristle
+decay exp(−a h), which needs that g. The last table times these operations alone in a
+dependent chain (latency: what a sample waits for) and independent (throughput), compiled the
+same way, so that the step's time can be read against them.
 """
 
 from __future__ import annotations
@@ -96,6 +102,64 @@ int main(int argc, char **argv)
 """
 
 
+PRIMITIVES = r"""
+#define _POSIX_C_SOURCE 199309L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Each loop's result is stored here before the clock is read, so that it cannot move past it. */
+double results[4];
+
+/* ns per operation: exp, sqrt and division in a dependent chain (each input is the previous
+   result) and exp on independent inputs; one line per run. */
+int main(int argc, char **argv)
+{
+    long n = 1000000;
+    double *x = malloc((size_t)n * sizeof(double));
+    if (argc != 2 || !x) {
+        return 2;
+    }
+    for (long i = 0; i < n; i++) {
+        x[i] = -0.001 * (double)(i % 1000);
+    }
+    double sink = 0.0;
+    for (int run = 0; run < atoi(argv[1]); run++) {
+        double t[5], y = 0.5, r = 2.0, d = 0.5, s = 0.0;
+        t[0] = cpu_seconds();
+        for (long i = 0; i < n; i++) y = exp(-y);
+        results[0] = y;
+        t[1] = cpu_seconds();
+        for (long i = 0; i < n; i++) r = sqrt(r + 1.0);
+        results[1] = r;
+        t[2] = cpu_seconds();
+        for (long i = 0; i < n; i++) d = 2.0 / (d + 1.0);
+        results[2] = d;
+        t[3] = cpu_seconds();
+        for (long i = 0; i < n; i++) s += exp(x[i]);
+        results[3] = s;
+        t[4] = cpu_seconds();
+        sink += results[0] + results[1] + results[2] + results[3];
+        printf("%.6g %.6g %.6g %.6g\n", 1e9 * (t[1] - t[0]) / n, 1e9 * (t[2] - t[1]) / n,
+               1e9 * (t[3] - t[2]) / n, 1e9 * (t[4] - t[3]) / n);
+    }
+    fprintf(stderr, "checksum %g\n", sink);
+    free(x);
+    return 0;
+}
+"""
+PRIMITIVE_NAMES = ("exp, dependent", "sqrt + add, dependent", "division + add, dependent",
+                   "exp, independent")
+
+
 def recorded_velocity() -> np.ndarray:
     """Every data/example file's velocity [rad/s], concatenated and repeated to N samples."""
     parts = [differentiate(tr.t, tr.q, tr.tau, method="butterworth").qd
@@ -103,19 +167,32 @@ def recorded_velocity() -> np.ndarray:
     return np.resize(np.concatenate(parts), N)
 
 
+def _compile_and_run(sources: list[Path], args: list[str], work: Path) -> np.ndarray:
+    """Compile ``sources`` with ``cc -O2`` and the math library, run the program with ``args``
+    and return its output lines of numbers as rows."""
+    exe = work / sources[0].stem
+    subprocess.run(["cc", "-std=c99", "-O2", f"-I{work}", *map(str, sources), "-lm", "-o",
+                    str(exe)], check=True)
+    out = subprocess.run([str(exe), *args], check=True, capture_output=True, text=True).stdout
+    return np.array([[float(x) for x in line.split()] for line in out.splitlines()])
+
+
 def c_steps_per_second(model: JointModel, qd: np.ndarray, h: np.ndarray, runs: int,
                        work: Path) -> dict[str, float]:
     """Median steps/s of each C variant, compiled with ``cc -O2``."""
     export_model(model, "c", work, prefix=PREFIX)
     (work / "harness.c").write_text(HARNESS)
-    exe = work / "harness"
-    subprocess.run(["cc", "-std=c99", "-O2", f"-I{work}", str(work / "harness.c"),
-                    str(work / f"{PREFIX}.c"), "-lm", "-o", str(exe)], check=True)
     np.r_[N, DT, qd, h].tofile(work / "in.bin")
-    out = subprocess.run([str(exe), str(work / "in.bin"), str(runs)], check=True,
-                         capture_output=True, text=True).stdout
-    rates = np.array([[float(x) for x in line.split()] for line in out.splitlines()])
+    rates = _compile_and_run([work / "harness.c", work / f"{PREFIX}.c"],
+                             [str(work / "in.bin"), str(runs)], work)
     return dict(zip(VARIANTS, np.median(rates, axis=0), strict=True))
+
+
+def primitive_ns(runs: int, work: Path) -> dict[str, float]:
+    """Median ns per exp, sqrt and division, compiled like the exported code."""
+    (work / "primitives.c").write_text(PRIMITIVES)
+    times = _compile_and_run([work / "primitives.c"], [str(runs)], work)
+    return dict(zip(PRIMITIVE_NAMES, np.median(times, axis=0), strict=True))
 
 
 def python_steps_per_second(model: JointModel, qd: np.ndarray, runs: int) -> dict[str, float]:
@@ -157,6 +234,11 @@ def main(argv: list[str] | None = None) -> int:
         base = rates["Python step"]
         for name, rate in rates.items():
             print(f"{label:<10}{name:<18}{rate:>14.4g}{rate / base:>15.0f}×")
+    with tempfile.TemporaryDirectory() as work:
+        costs = primitive_ns(args.runs, Path(work))
+    print(f"\n{'operation (cc -O2, libm)':<28}{'ns':>8}")
+    for name, ns in costs.items():
+        print(f"{name:<28}{ns:>8.2f}")
     return 0
 
 

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywidgets
 
 from sparsefric.atomic import staged, write_text
 from sparsefric.data import LOAD_DEFAULTS, TIME_UNITS, load_with

@@ -130,6 +130,34 @@ def coefficients(terms: pd.DataFrame) -> Figure:
                   f"(of {len(terms)})", "coefficients", cols=1, height=60 + 17 * len(names))
 
 
+def term_survival(table: pd.DataFrame, terms: pd.DataFrame, unit: dict[str, str]) -> Figure:
+    """Which candidate terms are active at each SR3 threshold of the step-1 sweep.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The sweep (``selection_``): ``threshold``, ``selected`` and one coefficient column per
+        candidate term (0 where it is eliminated).
+    terms : DataFrame
+        The candidates (``terms_``), whose ``term`` column names the rows.
+    unit : dict
+        :func:`sparsefric.model.units` of the axis.
+    """
+    names = [n for n in terms["term"] if n in table]
+    thr = table["threshold"].to_numpy(float)
+    p = Panel(f"SR3 threshold (RMS torque of a term) [{unit['tau']}]", "candidate term",
+              xlog=True, categories=names)
+    for row, name in enumerate(names):
+        on = table[name].to_numpy(float) != 0
+        p.points(thr[on], np.full(on.sum(), row), "active" if row == 0 else None,
+                 COLORS["dynamic"], size=6.0)
+    chosen = thr[table["selected"].to_numpy(bool)]
+    if len(chosen):
+        p.vline(chosen[0], label="selected")
+    return Figure([p], "Active candidate terms along the sweep (step 1)", "survival", cols=1,
+                  height=60 + 17 * len(names))
+
+
 def _bar_floor(terms: pd.DataFrame) -> float:
     mags = np.abs(terms[["coefficient", "step1_coefficient"]].to_numpy(float)).ravel()
     mags = mags[mags > 0]

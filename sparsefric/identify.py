@@ -27,7 +27,7 @@ from sklearn.metrics import r2_score
 from sklearn.utils import Tags
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
-from tqdm.auto import tqdm
+from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywidgets
 
 from sparsefric import __version__
 from sparsefric.data import Trajectory

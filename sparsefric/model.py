@@ -271,14 +271,16 @@ class JointModel:
 
     def parameters(self) -> list[tuple[str, str, float]]:
         """(parameter, unit, value) of every term, σ0 and σ1 for LuGre, the break-away torque
-        last: the one listing the report, the notebook display and the CLI print."""
+        last: the one listing the report, the notebook display and the CLI print. Ω_s only
+        with a Stribeck term (without one it is a placeholder that nothing uses)."""
         u = units(self.axis)
         rows = [("I (inertia)", u["inertia"], self.inertia)]
         if self.axis == "revolute":
             rows += [("a_c (gravity cos)", u["tau"], self.gravity_cos),
                      ("a_s (gravity sin)", u["tau"], self.gravity_sin)]
-        rows += [("o (offset)", u["tau"], self.offset), ("f_c (Coulomb)", u["tau"], self.coulomb),
-                 ("Ω_s (Stribeck velocity)", u["qd"], self.stribeck_velocity)]
+        rows += [("o (offset)", u["tau"], self.offset), ("f_c (Coulomb)", u["tau"], self.coulomb)]
+        if self.stribeck:
+            rows += [("Ω_s (Stribeck velocity)", u["qd"], self.stribeck_velocity)]
         rows += [(f"A (Stribeck, δ = {d:g})", u["tau"], a) for d, a in self.stribeck]
         rows += [(f"c_{p} (viscous q̇^{p})",
                   f"{u['tau']}·{u['vel']}" if p == 1 else f"{u['tau']}·({u['vel']})^{p}", c)

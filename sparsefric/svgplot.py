@@ -15,9 +15,10 @@ is written in tens of milliseconds.
 from __future__ import annotations
 
 import html
+import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -35,6 +36,7 @@ COLORS = {"measured": "#404040", "static": "#e07b00", "dynamic": "#1f63b5",
 CYCLE = ("#1f63b5", "#e07b00", "#2a9d3a", "#c62828", "#8e44ad", "#8c564b", "#d6449b",
          "#17a2b8", "#7f7f7f", "#b5a300")
 _CHAR = 0.6 * FONT  # mean advance of a character [user units]
+_DISPLAYED = itertools.count(1)  # serial of figures displayed in Jupyter
 
 
 # ----------------------------------------------------------------------------- scales
@@ -485,8 +487,11 @@ class Figure:
                 f'role="img" aria-label="{_esc(self.title)}">'
                 f"<title>{_esc(self.title)}</title>{title}{legend}{''.join(body)}</svg>")
 
-    def _repr_html_(self) -> str:  # Jupyter
-        return f"<style>{CSS}</style>{self.svg()}"
+    def _repr_html_(self) -> str:
+        """Jupyter: a notebook is one page for all its outputs, so each display gets ids of
+        its own (two figures of the same name would share clip paths)."""
+        shown = replace(self, name=f"{self.name}-{next(_DISPLAYED)}")
+        return f"<style>{CSS}</style>{shown.svg()}"
 
 
 #: CSS of the figures (to include once in the page).

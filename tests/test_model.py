@@ -59,3 +59,12 @@ def test_breakaway_is_the_coulomb_stribeck_peak_not_a_viscous_one(truth):
     # model B: tanh(K q̇) needs ~3/K = 0.02 rad/s to rise, where g has fallen to ≈ 24.2
     assert 23.8 < truth.with_(tanh_k=150.0).breakaway_torque() < 24.3
     assert truth.with_(stribeck=()).breakaway_torque() == pytest.approx(18.0, rel=1e-6)
+
+
+def test_parameters_list_the_stribeck_velocity_only_with_a_stribeck_term(truth):
+    names = [name for name, _, _ in truth.parameters()]
+    assert "Ω_s (Stribeck velocity)" in names and "A (Stribeck, δ = 1.5)" in names
+    coulomb_viscous = truth.with_(stribeck=())
+    rows = coulomb_viscous.parameters()
+    assert not any(name.startswith(("Ω_s", "A (Stribeck")) for name, _, _ in rows)
+    assert rows[-1] == ("breakaway torque", "N·m", coulomb_viscous.breakaway_torque())

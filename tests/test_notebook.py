@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -60,8 +61,14 @@ def test_key_outputs_exist(executed):
     assert "τ = " in text and "kg·m² q̈" in text  # print_model of the best estimator
     rich = [o["data"] for o in _outputs(executed, "display_data") + _outputs(executed,
                                                                             "execute_result")]
-    pngs = [d for d in rich if "image/png" in d]
     html = [d["text/html"] for d in rich if "text/html" in d]
-    assert len(pngs) >= 6  # λ sweep, surviving terms, friction curves of both data sets
+    # the report's figures (inline SVG), not plots of the notebook's own: the sweep, the
+    # surviving terms and the friction curves of both data sets, each with ids of its own
+    shown = [m for h in html for m in re.findall(r'<svg class="figure" id="fig-([a-z-]+)-\d+"', h)]
+    assert sorted(shown) == sorted(["selection", "survival", "friction"] * 2)
+    ids = [i for h in html for i in re.findall(r'<clipPath id="([^"]+)"', h)]
+    assert len(ids) == len(set(ids))
+    assert not any("image/png" in d for d in rich)
+    assert not [o for o in _outputs(executed, "stream") if o.name == "stderr"]  # no TqdmWarning
     assert sum("SparseFric" in h and "Active terms" in h for h in html) == 2
     assert any("σ0 (bristle stiffness)" in h for h in html)

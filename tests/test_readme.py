@@ -68,3 +68,26 @@ def test_python_and_jupyter_examples_run(scratch):
     r2 = float(re.search(r"R² = (\S+),", out).group(1))
     assert 0.8 < r2 < 1
     assert "held-out R²" in out and "{'model': '" in out
+
+
+def _result_table() -> dict[str, str]:
+    """The README's table of the files ``identify`` writes: file name → its description."""
+    text = README.read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (`[^|]+`) \| (.+) \|$", text, flags=re.M)
+    return {name: what for names, what in rows for name in re.findall(r"`([^`]+)`", names)}
+
+
+def test_the_table_of_result_files_matches_what_identify_writes(example, tmp_path):
+    from sparsefric.identify import SparseFric
+    from sparsefric.outputs import RESULT_NAMES, write_results
+
+    table = _result_table()
+    assert set(table) <= set(RESULT_NAMES)  # no file that is never written
+    est = SparseFric(differentiation="butterworth", static_only=True,
+                     library="coulomb-viscous").fit(example["train"])
+    write_results(est.result_, tmp_path, example["train"], None, None)
+    written = {p.name for p in tmp_path.iterdir()}
+    assert written <= set(table)
+    columns = (tmp_path / "terms.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert [c for c in columns if f"`{c}`" not in table["terms.csv"]] == []
+    assert f"`{est.model_.to_dict()['format']}`" in table["model.json"]

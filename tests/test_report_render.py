@@ -8,11 +8,9 @@ itself has none) that writes its findings into the DOM, read back with ``--dump-
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -21,15 +19,13 @@ import pytest
 from sparsefric.identify import SparseFric
 from sparsefric.model import JointModel
 from sparsefric.report import write_report
+from sparsefric.screenshots import WIDTH, find_chromium, probe, run_chromium, section_screenshots
 
 from .conftest import EXAMPLE
 
 pytestmark = pytest.mark.slow  # whole identifications
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--hide-scrollbars"]
-WIDTH, HEIGHT = 1280, 2400
+HEIGHT = 2400
 #: Axis labels name their unit in brackets: "t [s]", "τ [N·m]", "ξ_u [-]".
 UNIT = re.compile(r"\[[^\]]+\]")
 
@@ -61,18 +57,12 @@ window.addEventListener("load", () => {
 
 
 def _chromium() -> str:
-    found = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser"),
-                              "/usr/bin/chromium") if p and os.access(p, os.X_OK)), None)
+    found = find_chromium()
     if found:
         return found
     if os.environ.get("CI", "").lower() in ("true", "1"):
         pytest.fail("chromium is missing in CI: run .ci/install-chromium.sh")
     pytest.skip("chromium is not installed (run .ci/install-chromium.sh)")
-
-
-def _run(args: list[str], tmp: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([_chromium(), *FLAGS, f"--user-data-dir={tmp / 'profile'}", *args],
-                          capture_output=True, text=True, timeout=120, check=True)
 
 
 @pytest.fixture(scope="module")
@@ -92,15 +82,8 @@ def report(example, tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def layout(report, tmp_path_factory) -> dict:
     """What the probe measured in Chromium at 1280 px."""
-    tmp = tmp_path_factory.mktemp("probe")
-    probed = tmp / "probed.html"
-    probed.write_text(report.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"),
-                      encoding="utf-8")
-    dom = _run(["--dump-dom", "--virtual-time-budget=5000", f"--window-size={WIDTH},{HEIGHT}",
-                probed.as_uri()], tmp).stdout
-    found = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
-    assert found, "the probe did not run"
-    return json.loads(found[1].replace("&quot;", '"').replace("&amp;", "&"))
+    page = report.read_text(encoding="utf-8")
+    return probe(_chromium(), page, PROBE, tmp_path_factory.mktemp("probe"), HEIGHT)
 
 
 def test_nothing_overflows_the_page_at_1280_px(layout):
@@ -133,7 +116,8 @@ def test_screenshot_is_not_blank(report, tmp_path):
     import matplotlib.image as mpimg
 
     shot = tmp_path / "report.png"
-    _run([f"--screenshot={shot}", f"--window-size={WIDTH},{HEIGHT}", report.as_uri()], tmp_path)
+    run_chromium(_chromium(), [f"--screenshot={shot}", f"--window-size={WIDTH},{HEIGHT}",
+                               report.as_uri()], tmp_path / "profile")
     pixels = mpimg.imread(shot)[..., :3]
     assert pixels.shape[:2] == (HEIGHT, WIDTH)
     dark = (pixels.mean(axis=2) < 0.5).mean()
@@ -143,3 +127,27 @@ def test_screenshot_is_not_blank(report, tmp_path):
     keep = os.environ.get("SPARSEFRIC_KEEP_SCREENSHOT")
     if keep:
         shutil.copy(shot, keep)
+
+
+def test_a_screenshot_of_each_section(report, tmp_path):
+    import matplotlib.image as mpimg
+
+    sections = re.findall(r'<section id="([^"]+)"', report.read_text(encoding="utf-8"))
+    shots = section_screenshots(report, tmp_path / "shots", _chromium())
+    assert [p.name for p in shots] == [f"report-{i:02d}-{s}.png"
+                                       for i, s in enumerate(sections, start=1)]
+    heights = []
+    for shot in shots:
+        pixels = mpimg.imread(shot)[..., :3]
+        assert pixels.shape[1] == WIDTH
+        heights.append(pixels.shape[0])
+        dark_rows = np.flatnonzero((pixels.mean(axis=2) < 0.5).any(axis=1))
+        assert dark_rows.size, shot.name  # the section's heading at least
+        # the whole section: its last dark row (a table's border, an axis label) is inside
+        assert dark_rows[-1] < pixels.shape[0] - 8, shot.name
+    assert len(set(heights)) > len(heights) // 2  # each window sized to its section
+    assert not list((tmp_path / "shots").glob(".*"))  # no partial files left
+    stale = tmp_path / "shots" / "report-11-gone.png"
+    stale.write_bytes(b"")  # a section of an earlier report
+    assert section_screenshots(report, tmp_path / "shots", _chromium()) == shots
+    assert not stale.exists()

@@ -6,9 +6,11 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from sparsefric.figures import reversals, zoom_windows
+from sparsefric.figures import reversals, term_survival, zoom_windows
+from sparsefric.model import units
 from sparsefric.svgplot import Figure, Panel, Scale, thin
 
 
@@ -81,3 +83,26 @@ def test_reversals_and_zoom_windows_of_a_long_record():
     assert [w[2] for w in windows] == ["a reversal of a typical move", "the largest torque error"]
     t0, t1, _ = windows[1]
     assert t0 <= t[9050] <= t1 and 0 < t1 - t0 < (t[-1] - t[0]) / 5
+
+
+def test_each_display_in_jupyter_has_ids_of_its_own():
+    fig = Figure([Panel("t [s]", "τ [N·m]").line([0, 1], [0, 1], "measured")], "Torque", "torque")
+    first, second = fig._repr_html_(), fig._repr_html_()
+    ids = [re.findall(r'id="([^"]+)"', h) for h in (first, second)]
+    assert ids[0] and not set(ids[0]) & set(ids[1])
+    assert re.sub(r'(id="|url\(#)[^"\)]+', "", first) == re.sub(r'(id="|url\(#)[^"\)]+', "",
+                                                                  second)
+    assert 'id="fig-torque"' in fig.svg()  # the report's ids are unchanged
+
+
+def test_term_survival_marks_each_term_where_it_is_active():
+    table = pd.DataFrame({"threshold": [0.1, 1.0, 10.0], "selected": [False, True, False],
+                          "qd": [2.0, 1.5, 0.0], "qd^3": [0.1, 0.0, 0.0],
+                          "sign(qd)": [5.0, 5.0, 5.0]})
+    terms = pd.DataFrame({"term": ["qd", "qd^3", "sign(qd)"]})
+    svg = term_survival(table, terms, units("revolute")).svg()
+    # one dot per (threshold, active term), and one in the legend
+    assert len(re.findall(r'h0(?=[M"])', svg)) == 2 + 1 + 3 + 1
+    assert "SR3 threshold (RMS torque of a term) [N·m]" in svg
+    for name in ("qd", "qd^3", "sign(qd)"):
+        assert f">{name}</text>" in svg
