@@ -340,3 +340,13 @@ def test_a_file_with_a_jump_gets_a_report_and_a_prediction_per_sample(tmp_path, 
     pred = tmp_path / "pred.csv"
     assert main(["predict", str(out / "model.json"), str(joined), "--out", str(pred)]) == 0
     assert len(pd.read_csv(pred)) == len(a) + len(b)
+
+
+def test_python_dash_m_runs_the_command_line():
+    """``python -m sparsefric`` is the ``sparsefric`` script (for environments without it)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "sparsefric", "--version"], capture_output=True,
+                         text=True, check=False)
+    assert out.returncode == 0 and out.stdout.startswith("sparsefric ")
