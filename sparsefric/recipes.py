@@ -70,8 +70,17 @@ RECIPE_OPTIONS: dict[str, dict[str, object]] = {
 }
 
 
+#: The value that asks for sparsefric's automatic choice of an option whose sparsefric default
+#: is automatic (None), also under another recipe: ``SparseFric(recipe="paper",
+#: sigma0_starts="auto")``.
+AUTO = "auto"
+#: The options that accept :data:`AUTO`.
+AUTOMATIC = ("lambdas", "aic_parts", "sigma0_starts", "tv_weight")
+
+
 def resolve(recipe: str, params: Mapping[str, object]) -> dict[str, object]:
-    """``params`` with every option the user left at None taken from ``recipe``.
+    """``params`` with every option the user left at None taken from ``recipe``, and
+    :data:`AUTO` replaced by None (automatic).
 
     An explicit ``regularization`` (κ) replaces the recipe's ``tv_weight``: both set the TV
     weight, and the user's choice wins. Raises :class:`~sparsefric.errors.OptionError` naming
@@ -82,6 +91,8 @@ def resolve(recipe: str, params: Mapping[str, object]) -> dict[str, object]:
     for name, value in defaults.items():
         if out.get(name) is None:
             out[name] = value
+        elif isinstance(out[name], str) and out[name] == AUTO and name in AUTOMATIC:
+            out[name] = None
     if params.get("regularization") is not None and params.get("tv_weight") is None:
         out["tv_weight"] = None
     return out
