@@ -202,3 +202,30 @@ def test_paper_recipe_runs_on_the_example_as_published(paper_fit, fitted, exampl
     paper_err, default_err = (est.relative_error(example["test"])
                               for est in (paper_fit, fitted))
     assert paper_err < 0.5 and default_err < 0.6 * paper_err
+
+
+# ---------------------------------------------------------------------------- command line
+def _cli_settings(*flags: str):
+    from sparsefric.cli import _estimator, build_parser
+
+    args = build_parser().parse_args(["identify", "train.csv", *flags])
+    return _estimator(args, "A").settings()
+
+
+def test_command_line_recipe_and_switches_reach_the_estimator():
+    s = _cli_settings("--recipe", "paper", "--refine", "--tv-weight", "30",
+                      "--aic-domain", "guarded", "--lambdas", "10,350")
+    assert s.recipe == "paper" and s.refine and not s.iterations.polish
+    assert s.preprocessor.tv_weight == 30.0 and not s.rule.literal
+    assert s.thresholds == pytest.approx(np.sqrt(2 * 0.01 * np.array([10.0, 350.0])))
+    default = _cli_settings()
+    assert default.recipe == "sparsefric" and default.omega_starts == DEFAULT_OMEGA_STARTS
+    assert default.refine and default.iterations.polish
+    assert not _cli_settings("--no-polish", "--no-refine").iterations.polish
+
+
+def test_command_line_rejects_a_recipe_switch_with_a_baseline(capsys):
+    from sparsefric.cli import main
+
+    assert main(["identify", "train.csv", "--method", "idim-ls", "--no-polish"]) == 2
+    assert "--polish applies to --method sparsefric only" in capsys.readouterr().err
