@@ -148,23 +148,24 @@ class SparseFric(RegressorMixin, BaseEstimator):
         SR3 relaxation ν.
     thresholds : array, optional
         Thresholds [N·m RMS] of the λ sweep (default: automatic).
-    lambdas : tuple of float, optional
-        The λ grid instead, threshold √(2νλ) (paper recipe: 1 … 1e5).
+    lambdas : tuple of float or "auto", optional
+        The λ grid instead, threshold √(2νλ) (paper recipe: 1 … 1e5; "auto": the automatic
+        thresholds).
     scale_columns : bool, optional
         Threshold the coefficients of unit-RMS columns (sparsefric), or the physical ones, so
         that λ means what it means in the paper (paper).
-    aic_parts : int, optional
-        m of AICc (sparsefric: max(10, 4(p + 2)); paper: 10).
+    aic_parts : int or "auto", optional
+        m of AICc (sparsefric, "auto": max(10, 4(p + 2)); paper: 10).
     aic_data : {"training+validation", "validation"}, optional
         Samples AICc scores step 1 on (sparsefric: both; paper: validation).
     aic_domain : {"guarded", "literal"}, optional
         AICc where m − k − 2 < 0: +∞ (sparsefric) or eq. 22 as printed (paper).
     omega_starts : tuple of float, optional
         Multi-start values of Ω_s [rad/s] (sparsefric: 0.002 … 0.2; paper: 0.01).
-    sigma0_starts : tuple of float, optional
-        Multi-start values of σ0 [N·m/rad or N/m]; default
+    sigma0_starts : tuple of float or "auto", optional
+        Multi-start values of σ0 [N·m/rad or N/m]; sparsefric and "auto":
         :func:`~sparsefric.steps.iterations.default_sigma0_starts` of the step-1 g(0) (the
-        paper's 1e3 … 1e5 for a 25 N·m joint).
+        paper's 1e3 … 1e5 for a 25 N·m joint); paper: 1e3 … 1e5.
     static_only : bool
         Stop after step 1.
     differentiation : str
@@ -173,9 +174,9 @@ class SparseFric(RegressorMixin, BaseEstimator):
         TV regularisation (dimensionless κ; default: chosen automatically).
     cutoff_hz : float, optional
         Butterworth cutoff [Hz].
-    tv_weight : float, optional
-        TV weight in the paper's units, TVRegDiff's α (paper: 1000); replaces
-        ``regularization`` (:func:`sparsefric.preprocessing.tvregdiff_kappa`).
+    tv_weight : float or "auto", optional
+        TV weight in the paper's units, TVRegDiff's α (paper: 1000; "auto": κ chosen from the
+        data); replaces ``regularization`` (:func:`sparsefric.preprocessing.tvregdiff_kappa`).
     presliding_distance : float, optional
         Travelled distance [rad] from stops and reversals below which samples are left out of
         the static fits (default: chosen from the data, see
