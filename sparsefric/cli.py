@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from sparsefric import __version__
+from sparsefric import __version__, recipes
 from sparsefric.errors import OptionError, SparsefricError
 from sparsefric.model_commands import add_parsers as _model_file_parsers
 from sparsefric.options import (
@@ -195,7 +195,8 @@ def _warn(args: argparse.Namespace, text: str) -> None:
 # ------------------------------------------------------------------------------ identify
 #: identify options that only sparsefric uses (their defaults come from the parser).
 _SPARSEFRIC_ONLY = ("model", "static_only", "library", "offset", "omega_starts", "aic_parts",
-                    "presliding_distance", "nu", "tanh_k", "compare", "uncertainty")
+                    "presliding_distance", "nu", "tanh_k", "compare", "uncertainty",
+                    *recipes.ARGUMENTS)
 
 _IDENTIFY_EXAMPLES = _examples(
     "sparsefric identify data/example/train_*.csv --validate data/example/validate_*.csv \\",
@@ -240,7 +241,9 @@ def _identify_parser(sub) -> None:
                    "(default: scaled from the step-1 break-away level)")
     p.add_argument("--nu", type=_positive, default=0.01, help="SR3 relaxation ν (default: 0.01)")
     p.add_argument("--aic-parts", type=int, default=None, metavar="M",
-                   help="number m of validation parts of AICc (default: max(10, 4(p+2)))")
+                   help="number m of validation parts of AICc (default: max(10, 4(p+2)); "
+                        "paper recipe: 10)")
+    recipes.add_arguments(p, _argument_type)
     p.add_argument("--presliding-distance", type=_positive, default=None, metavar="DIST",
                    help="distance [rad or m] from stops left out of the static fits "
                         "(default: chosen from the data)")
@@ -282,11 +285,11 @@ def _add_strict_option(p: argparse.ArgumentParser) -> None:
 
 
 def _estimator(args: argparse.Namespace, model: str):
-    from sparsefric.identify import DEFAULT_OMEGA_STARTS, SparseFric
+    from sparsefric.identify import SparseFric
 
     return SparseFric(axis=args.axis, model=model, tanh_k=args.tanh_k, library=args.library,
                       offset=args.offset, nu=args.nu, aic_parts=args.aic_parts,
-                      omega_starts=args.omega_starts or DEFAULT_OMEGA_STARTS,
+                      omega_starts=args.omega_starts, **recipes.arguments(args),
                       sigma0_starts=args.sigma0_starts,
                       static_only=args.static_only, differentiation=args.differentiation,
                       regularization=args.regularization, cutoff_hz=args.cutoff_hz,

@@ -17,7 +17,7 @@ data and of the fit (:mod:`sparsefric.diagnostics`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -41,14 +41,18 @@ from sparsefric.diagnostics import (
     forces_static,
 )
 from sparsefric.display import results_html, unfitted_html
-from sparsefric.errors import SparsefricError
+from sparsefric.errors import OptionError, SparsefricError
 from sparsefric.feature_library import DEFAULT_DELTAS, FeatureLibrary, static_library
 from sparsefric.frames import TrajectoryInput, as_trajectories, optional_trajectories
 from sparsefric.model import JointModel
 from sparsefric.options import (
+    AIC_DATA,
+    AIC_DOMAINS,
     AXES,
     DIFFERENTIATION,
+    INNER_RULES,
     LIBRARIES,
+    OUTER_STOPS,
     SIGN_MODELS,
     UNCERTAINTY,
     check_choice,
@@ -57,8 +61,10 @@ from sparsefric.options import (
     check_positive_tuple,
 )
 from sparsefric.preprocessing import Prepared, Preprocessor
+from sparsefric.recipes import DEFAULT_OMEGA_STARTS, resolve
 from sparsefric.result import IdentificationResult, LuGreStage
-from sparsefric.segments import HOLD_OUT_FRACTION, HOLD_OUT_MAX, hold_out
+from sparsefric.segments import HOLD_OUT_MAX, hold_out
+from sparsefric.selection import DEFAULT_RULE, SelectionRule
 from sparsefric.simulate import free_run
 from sparsefric.steps import checks
 from sparsefric.steps.iterations import (
@@ -87,9 +93,6 @@ from sparsefric.validity import ValidityRange
 __all__ = ["DEFAULT_OMEGA_STARTS", "DEFAULT_SIGMA0_STARTS", "SparseFric", "Settings",
            "default_sigma0_starts", "identify"]
 
-#: Initial Ω_s [rad/s] of the multi-start: five values like the main paper's, log-spaced over its
-#: range 0.002–0.02 widened upwards by one decade (other joints' Stribeck velocities differ).
-DEFAULT_OMEGA_STARTS = (0.002, 0.0063, 0.02, 0.063, 0.2)
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,11 @@ class Settings:
     refine: bool
     max_refinements: int
     pool_validation: bool = False
-    hold_out: float = HOLD_OUT_FRACTION
+    hold_out: float = 0.0
+    recipe: str = "sparsefric"
+    sliding_window: bool = True
+    aic_data: str = "training+validation"
+    rule: SelectionRule = DEFAULT_RULE
 
     def library(self, offset: bool | None = None) -> FeatureLibrary:
         """The step-1 library; ``offset`` overrides the choice of an offset column."""
@@ -127,6 +134,9 @@ class SparseFric(RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
+    recipe : {"sparsefric", "paper"}
+        Defaults of the options left at None below (:mod:`sparsefric.recipes`): sparsefric's,
+        or the algorithm as the paper publishes it.
     axis : {"revolute", "prismatic"}
     model : {"A", "B"}
         A: s(q̇) = sign(q̇); B: s(q̇) = tanh(K q̇).
@@ -145,14 +155,24 @@ class SparseFric(RegressorMixin, BaseEstimator):
         SR3 relaxation ν.
     thresholds : array, optional
         Thresholds [N·m RMS] of the λ sweep (default: automatic).
-    aic_parts : int, optional
-        m of AICc (default: max(10, 4(p + 2))).
-    omega_starts : tuple of float
-        Multi-start values of Ω_s [rad/s].
-    sigma0_starts : tuple of float, optional
-        Multi-start values of σ0 [N·m/rad or N/m]; default
+    lambdas : tuple of float or "auto", optional
+        The λ grid instead, threshold √(2νλ) (paper recipe: 1 … 1e5; "auto": the automatic
+        thresholds).
+    scale_columns : bool, optional
+        Threshold the coefficients of unit-RMS columns (sparsefric), or the physical ones, so
+        that λ means what it means in the paper (paper).
+    aic_parts : int or "auto", optional
+        m of AICc (sparsefric, "auto": max(10, 4(p + 2)); paper: 10).
+    aic_data : {"training+validation", "validation"}, optional
+        Samples AICc scores step 1 on (sparsefric: both; paper: validation).
+    aic_domain : {"guarded", "literal"}, optional
+        AICc where m − k − 2 < 0: +∞ (sparsefric) or eq. 22 as printed (paper).
+    omega_starts : tuple of float, optional
+        Multi-start values of Ω_s [rad/s] (sparsefric: 0.002 … 0.2; paper: 0.01).
+    sigma0_starts : tuple of float or "auto", optional
+        Multi-start values of σ0 [N·m/rad or N/m]; sparsefric and "auto":
         :func:`~sparsefric.steps.iterations.default_sigma0_starts` of the step-1 g(0) (the
-        paper's 1e3 … 1e5 for a 25 N·m joint).
+        paper's 1e3 … 1e5 for a 25 N·m joint); paper: 1e3 … 1e5.
     static_only : bool
         Stop after step 1.
     differentiation : str
@@ -161,31 +181,43 @@ class SparseFric(RegressorMixin, BaseEstimator):
         TV regularisation (dimensionless κ; default: chosen automatically).
     cutoff_hz : float, optional
         Butterworth cutoff [Hz].
+    tv_weight : float or "auto", optional
+        TV weight in the paper's units, TVRegDiff's α (paper: 1000; "auto": κ chosen from the
+        data); replaces ``regularization`` (:func:`sparsefric.preprocessing.tvregdiff_kappa`).
     presliding_distance : float, optional
         Travelled distance [rad] from stops and reversals below which samples are left out of
         the static fits (default: chosen from the data, see
         :func:`sparsefric.preprocessing.choose_window`).
+    sliding_window : bool, optional
+        Choose such a window from the data (sparsefric), or fit every moving sample (paper).
     max_outer, max_inner : int
         Iteration limits of the LuGre loops.
     tol : float
         Relative convergence tolerance on σ0.
-    refine : bool
+    refine : bool, optional
         After the iterations, re-select the friction terms with the dynamic columns and keep the
-        result if it predicts better (:mod:`sparsefric.steps.refinement`).
+        result if it predicts better (:mod:`sparsefric.steps.refinement`; paper: False).
+    polish : bool, optional
+        Finish each LuGre run with a 1-D search of σ0 (``DESIGN.md`` §14; paper: False).
+    inner_rule : {"best", "paper"}, optional
+        What an inner loop returns (``DESIGN.md`` §27).
+    outer_stop : {"sigma0+g", "sigma0"}, optional
+        Stop the outer loop when σ0 and g(q̇) settle, or σ0 alone (paper).
     max_refinements : int
         Most rounds of that re-selection.
-    refit_rigid : bool
+    refit_rigid : bool, optional
         Re-estimate the rigid body (I, gravity, offset) with the friction in every LuGre inner
-        loop, on every sample (default); False keeps step 1's values (the paper).
+        loop, on every sample (sparsefric); False keeps step 1's values (paper).
     pool_validation : bool
         Fit validation records that slide far slower than every training record together with
         the training data (AICc then scores in-sample). Off by default: on data/example it gives
         δ = 4 for 1.5 (``DESIGN.md`` §24); the model's curve is checked against those records'
         constant-velocity friction either way.
-    hold_out : float
+    hold_out : float, optional
         Without validation data, this share of the training samples is held out for validation
         in contiguous blocks cut at rests (:func:`sparsefric.segments.hold_out`), so that AICc
-        and the choice among σ0 starts score data the fit has not seen; 0 scores in-sample.
+        and the choice among σ0 starts score data the fit has not seen; 0 scores in-sample
+        (recipe default: 0.2; the paper: 0).
     uncertainty : {"fast", "bootstrap", "none"}
         Intervals of the identified parameters (:mod:`sparsefric.uncertainty`): ``fast``
         (default) a HAC sandwich covariance, fractions of a second; ``bootstrap`` a block
@@ -208,16 +240,30 @@ class SparseFric(RegressorMixin, BaseEstimator):
                  deltas: tuple[float, ...] = DEFAULT_DELTAS, offset: bool = False,
                  nu: float = 0.01, thresholds: np.ndarray | None = None,
                  aic_parts: int | None = None,
-                 omega_starts: tuple[float, ...] = DEFAULT_OMEGA_STARTS,
+                 omega_starts: tuple[float, ...] | None = None,
                  sigma0_starts: tuple[float, ...] | None = None,
                  static_only: bool = False, differentiation: str = "tv",
                  regularization: float | None = None, cutoff_hz: float | None = None,
                  presliding_distance: float | None = None, max_outer: int = 30,
-                 max_inner: int = 50, tol: float = 1e-3, refine: bool = True,
-                 max_refinements: int = 5, refit_rigid: bool = True,
-                 pool_validation: bool = False, hold_out: float = HOLD_OUT_FRACTION,
-                 uncertainty: str = "fast",
-                 progress: bool = False):
+                 max_inner: int = 50, tol: float = 1e-3, refine: bool | None = None,
+                 max_refinements: int = 5, refit_rigid: bool | None = None,
+                 pool_validation: bool = False, hold_out: float | None = None,
+                 uncertainty: str = "fast", progress: bool = False,
+                 recipe: str = "sparsefric", polish: bool | None = None,
+                 sliding_window: bool | None = None, scale_columns: bool | None = None,
+                 lambdas: tuple[float, ...] | None = None, aic_data: str | None = None,
+                 aic_domain: str | None = None, inner_rule: str | None = None,
+                 outer_stop: str | None = None, tv_weight: float | None = None):
+        self.recipe = recipe
+        self.polish = polish
+        self.sliding_window = sliding_window
+        self.scale_columns = scale_columns
+        self.lambdas = lambdas
+        self.aic_data = aic_data
+        self.aic_domain = aic_domain
+        self.inner_rule = inner_rule
+        self.outer_stop = outer_stop
+        self.tv_weight = tv_weight
         self.axis = axis
         self.model = model
         self.tanh_k = tanh_k
@@ -248,38 +294,52 @@ class SparseFric(RegressorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ parameters
     def settings(self) -> Settings:
-        """The parameters, checked (:class:`~sparsefric.errors.OptionError` names the bad one)."""
-        sign = check_choice("model", self.model, SIGN_MODELS)
-        optional = {name: None if getattr(self, name) is None else
-                    check_positive(name, getattr(self, name))
-                    for name in ("regularization", "cutoff_hz", "presliding_distance")}
+        """The parameters, checked (:class:`~sparsefric.errors.OptionError` names the bad one),
+        with the options left at None taken from the recipe (:func:`sparsefric.recipes.resolve`).
+        """
+        p = resolve(self.recipe, self.get_params(deep=False))
+        sign = check_choice("model", p["model"], SIGN_MODELS)
+        optional = {name: None if p[name] is None else check_positive(name, p[name])
+                    for name in ("regularization", "cutoff_hz", "presliding_distance",
+                                 "tv_weight")}
+        if optional["tv_weight"] is not None and optional["regularization"] is not None:
+            raise OptionError("tv_weight", "and regularization both set the TV weight: "
+                                           "give one of them")
+        nu = check_positive("nu", p["nu"])
         return Settings(
-            axis=check_choice("axis", self.axis, AXES), sign_model=sign,
-            tanh_k=check_positive("tanh_k", self.tanh_k) if sign == "B" else 0.0,
-            library_name=check_choice("library", self.library, LIBRARIES),
-            n_viscous=check_positive("n_viscous", self.n_viscous, integer=True),
-            deltas=tuple(self.deltas), offset=bool(self.offset),
-            omega_starts=check_positive_tuple("omega_starts", self.omega_starts),
-            thresholds=None if self.thresholds is None else np.asarray(
-                check_positive_tuple("thresholds", self.thresholds), dtype=float),
-            aic_parts=None if self.aic_parts is None else check_positive(
-                "aic_parts", self.aic_parts, integer=True, minimum=10),
-            sigma0_starts=None if self.sigma0_starts is None else check_positive_tuple(
-                "sigma0_starts", self.sigma0_starts),
-            static_only=bool(self.static_only),
+            axis=check_choice("axis", p["axis"], AXES), sign_model=sign,
+            tanh_k=check_positive("tanh_k", p["tanh_k"]) if sign == "B" else 0.0,
+            library_name=check_choice("library", p["library"], LIBRARIES),
+            n_viscous=check_positive("n_viscous", p["n_viscous"], integer=True),
+            deltas=tuple(p["deltas"]), offset=bool(p["offset"]),
+            omega_starts=check_positive_tuple("omega_starts", p["omega_starts"]),
+            thresholds=_thresholds(p["thresholds"], p["lambdas"], nu),
+            aic_parts=None if p["aic_parts"] is None else check_positive(
+                "aic_parts", p["aic_parts"], integer=True, minimum=10),
+            sigma0_starts=None if p["sigma0_starts"] is None else check_positive_tuple(
+                "sigma0_starts", p["sigma0_starts"]),
+            static_only=bool(p["static_only"]),
             preprocessor=Preprocessor(
-                check_choice("differentiation", self.differentiation, DIFFERENTIATION),
+                check_choice("differentiation", p["differentiation"], DIFFERENTIATION),
                 **optional),
             iterations=IterationSettings(
-                nu=check_positive("nu", self.nu),
-                max_outer=check_positive("max_outer", self.max_outer, integer=True),
-                max_inner=check_positive("max_inner", self.max_inner, integer=True),
-                tol=check_positive("tol", self.tol), refit_rigid=bool(self.refit_rigid)),
-            refine=bool(self.refine),
-            max_refinements=check_positive("max_refinements", self.max_refinements,
+                nu=nu, max_outer=check_positive("max_outer", p["max_outer"], integer=True),
+                max_inner=check_positive("max_inner", p["max_inner"], integer=True),
+                tol=check_positive("tol", p["tol"]), refit_rigid=bool(p["refit_rigid"]),
+                polish=bool(p["polish"]),
+                inner_rule=check_choice("inner_rule", p["inner_rule"], INNER_RULES),
+                g_tol=IterationSettings.g_tol if check_choice(
+                    "outer_stop", p["outer_stop"], OUTER_STOPS) == "sigma0+g" else np.inf),
+            refine=bool(p["refine"]),
+            max_refinements=check_positive("max_refinements", p["max_refinements"],
                                            integer=True),
-            pool_validation=bool(self.pool_validation),
-            hold_out=check_fraction("hold_out", self.hold_out, HOLD_OUT_MAX))
+            pool_validation=bool(p["pool_validation"]), recipe=p["recipe"],
+            hold_out=check_fraction("hold_out", p["hold_out"], HOLD_OUT_MAX),
+            sliding_window=bool(p["sliding_window"]),
+            aic_data=check_choice("aic_data", p["aic_data"], AIC_DATA),
+            rule=SelectionRule(p["aic_parts"], check_choice(
+                "aic_domain", p["aic_domain"], AIC_DOMAINS) == "literal",
+                bool(p["scale_columns"])))
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: TrajectoryInput, y: ArrayLike | None = None, *,
@@ -440,6 +500,17 @@ class SparseFric(RegressorMixin, BaseEstimator):
         return {"text/plain": repr(self), "text/html": self._repr_html_()}
 
 
+def _thresholds(thresholds: object, lambdas: object, nu: float) -> np.ndarray | None:
+    """The sweep's thresholds: as given, or √(2νλ) of the λ grid ``lambdas``; None: automatic."""
+    if thresholds is not None and lambdas is not None:
+        raise OptionError("lambdas", "and thresholds both set the sweep's grid: give one of them")
+    if lambdas is not None:
+        return np.sqrt(2 * nu * np.asarray(check_positive_tuple("lambdas", lambdas)))
+    if thresholds is not None:
+        return np.asarray(check_positive_tuple("thresholds", thresholds), dtype=float)
+    return None
+
+
 # ---------------------------------------------------------------------- the composition
 def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Settings,
              progress: Callable[[str], None] = lambda description: None
@@ -463,7 +534,8 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
         prep, val = s.preprocessor.prepare([*train, *validate], remember=True), None
     progress("step 1: λ sweep")
     static = fit_static(prep, val, library, omega_starts=s.omega_starts,
-                        nu=s.iterations.nu, thresholds=s.thresholds, aic_parts=s.aic_parts)
+                        nu=s.iterations.nu, thresholds=s.thresholds, rule=s.rule,
+                        sliding_window=s.sliding_window, aic_data=s.aic_data)
     if held_out and val is not None:
         static.sweep.validation_source = (f"training + held-out ({len(held_out)} blocks, "
                                           f"{100 * s.hold_out:.0f} % of the samples)")
@@ -681,7 +753,9 @@ def _refine(best: IterationResult, structure: Structure, data: FrictionData,
         return Refinement(best)
     return refine(best, structure, candidates(library, s.tanh_k, s.axis), data,
                   check or data, validate=check, settings=s.iterations,
-                  aic_parts=s.aic_parts, tau_norm=tau_norm, max_rounds=s.max_refinements)
+                  # its automatic grid is in N·m RMS: always on scaled columns
+                  rule=replace(s.rule, scaled=True), tau_norm=tau_norm,
+                  max_rounds=s.max_refinements)
 
 
 def _lugre_model(rigid: JointModel, run: IterationResult, static: StaticFit, s: Settings,

@@ -30,6 +30,22 @@ METHODS: tuple[str, ...] = ("sparsefric", "idim-ls", "output-error", "two-step")
 UNCERTAINTY: tuple[str, ...] = ("none", "fast", "bootstrap")
 #: What a model does with inputs beyond the range of its identification data.
 OUTSIDE: tuple[str, ...] = ("warn", "clamp", "ignore")
+#: Option sets of an identification (see :mod:`sparsefric.recipes`): sparsefric's defaults, or
+#: the algorithm as Mahmoudkhani et al. (2023) publish it.
+RECIPES: tuple[str, ...] = ("sparsefric", "paper")
+#: Samples AICc scores step 1 on: training and validation sliding samples, or validation alone
+#: (the paper).
+AIC_DATA: tuple[str, ...] = ("training+validation", "validation")
+#: Where AICc's correction 2(k+1)(k+2)/(m−k−2) is not positive (k ≥ m − 2): ``guarded`` scores
+#: the model +∞ (never selected), ``literal`` evaluates the formula as printed (negative for
+#: k > m − 2; +∞ only at k = m − 2, where it divides by zero).
+AIC_DOMAINS: tuple[str, ...] = ("guarded", "literal")
+#: What an inner loop returns: ``best`` the σ0, σ1 with which the lowest-error fit was made (its
+#: eq. 18–19 update is kept only if the next fit lowers E_τ), ``paper`` the eq. 18–19 update of
+#: the lowest-error fit, with σ1 = σ0,new ξ_u̇.
+INNER_RULES: tuple[str, ...] = ("best", "paper")
+#: When the outer loop stops: σ0 and g(q̇) settled (``sigma0+g``), or σ0 alone (the paper).
+OUTER_STOPS: tuple[str, ...] = ("sigma0+g", "sigma0")
 #: Units of a position column.
 ANGLE_UNITS: tuple[str, ...] = ("rad", "deg")
 #: |Robust z-score| of a friction parameter above which batch flags a joint.

@@ -18,6 +18,7 @@ import numpy as np
 
 from sparsefric.data import MAX_ABS_VALUE, Trajectory
 from sparsefric.differentiation import Derivatives, differentiate
+from sparsefric.differentiation.trend_filter import measurement_noise_std
 from sparsefric.errors import DataError, OptionError
 from sparsefric.model import JointModel
 from sparsefric.options import mention
@@ -104,11 +105,13 @@ class Prepared:
 
 def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
             regularization: float | None = None, cutoff_hz: float | None = None,
-            presliding_distance: float | None = None) -> Prepared:
+            presliding_distance: float | None = None,
+            tv_weight: float | None = None) -> Prepared:
     """Cut each trajectory at its jumps, differentiate each piece on its own, stack the results.
 
     ``presliding_distance`` [rad] fixes which samples count as sliding for the static fits
-    (default: chosen by :func:`choose_window`); see :mod:`sparsefric.regimes`.
+    (default: chosen by :func:`choose_window`); see :mod:`sparsefric.regimes`. ``tv_weight``
+    replaces ``regularization`` by the paper's TVRegDiff weight (:func:`tvregdiff_kappa`).
 
     Raises
     ------
@@ -120,8 +123,9 @@ def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
     parts, bounds, params = [], [], []
     start = 0
     for piece in pieces:
+        reg = regularization if tv_weight is None else tvregdiff_kappa(piece, tv_weight)
         d = differentiate(piece.t, piece.q, piece.tau, method=method, qd=piece.qd, qdd=piece.qdd,
-                          regularization=regularization, cutoff_hz=cutoff_hz)
+                          regularization=reg, cutoff_hz=cutoff_hz)
         _check_finite(d, piece.name)
         lo, hi = np.percentile(d.q, [1, 99])
         parts.append((d.q, d.qd, d.qdd, d.tau, piece.tau,
@@ -135,6 +139,23 @@ def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
     return Prepared(Signals(q, qd, qdd), tau, raw, bounds, [p.dt for p in pieces], dist, span,
                     [p.name for p in pieces], params, presliding_distance, tuple(pieces),
                     tuple(notes))
+
+
+def tvregdiff_kappa(record: Trajectory, alpha: float) -> tuple[float, float]:
+    """κ of the angle and of the torque of ``record`` for TVRegDiff's weight ``alpha``.
+
+    TVRegDiff (Chartrand, the paper's differentiation with α = 1000) minimises
+    α Σ|Δu| + ½‖Au − f‖², u the derivative per sample and A its cumulative sum; with x = Au the
+    fitted signal that is the trend filter ½‖f − x‖² + α‖D^(m)x‖₁ of
+    :func:`~sparsefric.differentiation.derivatives.tv_fit`, so λ = α in the units of the signal
+    and κ = λ/σ̂ with the σ̂ that function estimates (angle: TV of q̈, torque: TV of τ̇). A
+    noise-free signal (σ̂ = 0) gets κ = 0, as λ = κσ̂ would anyway.
+    """
+    def kappa(y: np.ndarray, order: int) -> float:
+        sigma = measurement_noise_std(y, order)
+        return float(alpha / sigma) if sigma > 0 else 0.0
+
+    return kappa(record.q, 4), kappa(record.tau, 3)
 
 
 def _check_finite(d: Derivatives, name: str) -> None:
@@ -169,12 +190,16 @@ class Preprocessor:
         Butterworth cutoff [Hz].
     presliding_distance : float, optional
         Fixed distance [rad] from stops below which samples count as pre-sliding.
+    tv_weight : float, optional
+        TV weight in the paper's units (TVRegDiff's α, :func:`tvregdiff_kappa`); replaces
+        ``regularization``.
     """
 
     method: str = "tv"
     regularization: float | None = None
     cutoff_hz: float | None = None
     presliding_distance: float | None = None
+    tv_weight: float | None = None
     _cache: list[tuple[tuple[Trajectory, ...], Prepared]] = field(
         default_factory=list, repr=False, compare=False)
 
@@ -189,7 +214,8 @@ class Preprocessor:
                               f"acceleration in every record ({mention('velocity', 'NAME')} "
                               f"and {mention('acceleration', 'NAME')})")
         prep = prepare(key, method=self.method, regularization=self.regularization,
-                       cutoff_hz=self.cutoff_hz, presliding_distance=self.presliding_distance)
+                       cutoff_hz=self.cutoff_hz, presliding_distance=self.presliding_distance,
+                       tv_weight=self.tv_weight)
         if remember:
             self._cache.append((key, prep))
         return prep

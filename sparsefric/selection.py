@@ -12,7 +12,8 @@ with k the number of active terms. The selected model has AIC_r = AICc − min A
 Choice of m: the paper uses m = 10, for which the correction term is undefined or negative as
 soon as k ≥ 8 (the paper's own selected model has k = 9, where it equals −220 and rewards the
 larger model). We use m = max(10, 4(p + 2)) for a library of p candidates, so that AICc is defined
-and penalising for every candidate size; ``aic_parts=10`` reproduces the paper's choice.
+and penalising for every candidate size; ``aic_parts=10`` with ``aic_domain="literal"`` reproduces
+the paper's choice (:class:`SelectionRule`).
 """
 
 from __future__ import annotations
@@ -33,11 +34,40 @@ def default_parts(n_candidates: int) -> int:
     return max(10, 4 * (n_candidates + 2))
 
 
-def aicc(k: int, rss: float, m: int) -> float:
-    """Corrected AIC of a model with k terms; +inf where the correction is undefined."""
-    if m - k - 2 <= 0:
+def aicc(k: int, rss: float, m: int, literal: bool = False) -> float:
+    """Corrected AIC of a model with k terms.
+
+    Where m − k − 2 ≤ 0 the correction 2(k+1)(k+2)/(m−k−2) is no penalty: by default the model
+    then scores +inf (never selected). ``literal`` evaluates eq. 22 of the paper as printed —
+    negative, i.e. a reward, for k > m − 2 (largest at k = m − 1) — and +inf only at k = m − 2,
+    where it divides by zero (``DESIGN.md`` §27).
+    """
+    if m - k - 2 == 0 or (m - k - 2 < 0 and not literal):
         return float("inf")
     return 2 * k + m * np.log(max(rss, 1e-300) / m) + 2 * (k + 1) * (k + 2) / (m - k - 2)
+
+
+@dataclass(frozen=True)
+class SelectionRule:
+    """How a sweep thresholds and scores.
+
+    Attributes
+    ----------
+    parts : int, optional
+        m of AICc; default :func:`default_parts`.
+    literal : bool
+        Evaluate AICc outside its domain as printed (:func:`aicc`).
+    scaled : bool
+        Threshold coefficients of unit-RMS columns (True), or physical coefficients (the paper).
+    """
+
+    parts: int | None = None
+    literal: bool = False
+    scaled: bool = True
+
+
+#: sparsefric's rule: scaled columns, m = :func:`default_parts`, AICc within its domain.
+DEFAULT_RULE = SelectionRule()
 
 
 def absolute_rss(residual: np.ndarray, m: int) -> float:
@@ -121,7 +151,7 @@ def thin(x: Signals, tau: np.ndarray, max_rows: int = MAX_ROWS) -> tuple[Signals
 def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
           validate: tuple[Signals, np.ndarray] | None = None, omega_starts: tuple[float, ...],
           nu: float = 0.01, thresholds: np.ndarray | None = None,
-          aic_parts: int | None = None, keep_kinds: tuple[str, ...] = (),
+          rule: SelectionRule = DEFAULT_RULE, keep_kinds: tuple[str, ...] = (),
           theta_bounds: tuple[float, float] | None = None) -> SweepResult:
     """SR3–Newton over a λ grid with multi-start in Ω_s, scored by AICc.
 
@@ -138,9 +168,10 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
     nu : float
         SR3 relaxation.
     thresholds : ndarray, optional
-        Thresholds [N·m RMS]; default :func:`threshold_grid`.
-    aic_parts : int, optional
-        m; default :func:`default_parts`.
+        Thresholds [N·m RMS, or physical units of the coefficients when ``rule.scaled`` is
+        False]; default :func:`threshold_grid`.
+    rule : SelectionRule
+        Column scaling, m and domain of AICc.
     keep_kinds : tuple of str
         Kinds of terms that are part of the model's structure rather than candidates: never
         thresholded (the refinement keeps the Coulomb level and ż).
@@ -151,10 +182,10 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
     train, tau = thin(train, tau)  # each thinned to MAX_ROWS rows
     if validate is not None:
         validate = thin(*validate)
-    cache = GramCache(library, train, tau, keep_kinds, theta_bounds)
+    cache = GramCache(library, train, tau, keep_kinds, theta_bounds, scaled=rule.scaled)
     grid = threshold_grid(tau) if thresholds is None else np.asarray(thresholds, dtype=float)
     terms = library.terms()
-    m = aic_parts or default_parts(len(terms))
+    m = rule.parts or default_parts(len(terms))
     source = "validation" if validate is not None else "training"
     x_val, tau_val = validate if validate is not None else (train, tau)
     if len(tau_val) < 5 * m:
@@ -175,7 +206,7 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
         rss = absolute_rss(resid, m)
         row = {"threshold": thr, "lambda": l0_weight(thr, nu), "n_active": k,
                "n_eliminated": len(terms) - k, "omega_s": res.omega,
-               "train_error": res.error, "rss": rss, "aicc": aicc(k, rss, m),
+               "train_error": res.error, "rss": rss, "aicc": aicc(k, rss, m, rule.literal),
                "converged": res.converged}
         row.update({t.name: c for t, c in zip(terms, res.coef, strict=True)})
         rows.append(row)

@@ -157,7 +157,8 @@ def sr3_gram(G: np.ndarray, b: np.ndarray, threshold: float, nu: float,
 
 
 class GramCache:
-    """Normal equations of the unit-RMS-scaled library at θ, cached by θ.
+    """Normal equations of the unit-RMS-scaled library at θ, cached by θ (``scaled=False``:
+    of the library as it is).
 
     The θ-independent columns (rigid body, viscous, Coulomb) are evaluated once, with their
     block of ΘᵀΘ; each θ then costs only the Stribeck columns and their cross products. Starting
@@ -167,8 +168,11 @@ class GramCache:
 
     def __init__(self, library: FeatureLibrary, signals: Signals, tau: np.ndarray,
                  keep_kinds: tuple[str, ...] = (),
-                 theta_bounds: tuple[float, float] | None = None):
+                 theta_bounds: tuple[float, float] | None = None, scaled: bool = True):
         self.library, self.signals, self.tau = library, signals, np.asarray(tau, dtype=float)
+        #: scale the columns to unit RMS (False: the threshold acts on physical coefficients,
+        #: as in the paper, and λ depends on the units)
+        self.scaled = scaled
         terms = library.terms()
         self.keep = np.array([t.kind in keep_kinds for t in terms], dtype=bool)
         self.nonlinear = np.array([t.nonlinear for t in terms], dtype=bool)
@@ -227,6 +231,8 @@ class GramCache:
             G, b = self.normal_equations(np.ones(len(self.nonlinear), bool), key)
             scale = np.sqrt(np.diag(G) / len(self.tau))
             scale[~(scale > 1e-12 * max(1.0, scale.max(initial=0.0)))] = 1.0
+            if not self.scaled:
+                scale = np.ones_like(scale)
             self._store[key] = (G / np.outer(scale, scale), b / scale, scale)
         return self._store[key]
 

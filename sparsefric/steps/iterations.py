@@ -152,6 +152,10 @@ class IterationSettings:
     g_tol: float = 3e-3
     #: re-estimate the rigid body (I, a_c, a_s, offset) with the friction in every inner loop
     refit_rigid: bool = True
+    #: finish every run with :func:`polish_sigma0` (not in the paper)
+    polish: bool = True
+    #: what an inner loop returns (:data:`~sparsefric.options.INNER_RULES`, ``DESIGN.md`` §27)
+    inner_rule: str = "best"
 
 
 @dataclass
@@ -279,9 +283,13 @@ def _regression(data: FrictionData, refit_rigid: bool) -> tuple[np.ndarray, np.n
 
 
 def inner_loop(params: FrictionParams, data: FrictionData, max_inner: int = 50,
-               refit_rigid: bool = True) -> InnerResult:
+               refit_rigid: bool = True, rule: str = "best") -> InnerResult:
     """Step 3: integrate z, fit [u, u̇, viscous (, rigid body)], update σ0 ← σ0 ξ_u until the
     error rises.
+
+    ``rule="best"`` returns the parameters with which the lowest-error fit was made: an update
+    is kept only if the fit it leads to lowers E_τ. ``rule="paper"`` returns the eq. 18–19 update
+    of that fit (σ0,new = σ0 ξ_u, σ1 = σ0,new ξ_u̇, its viscous terms), z integrated anew with it.
 
     With ``refit_rigid`` the rigid-body columns join the least squares on every sample, with z
     integrated: the inertia is then estimated against the friction's pre-sliding transients,
@@ -296,6 +304,7 @@ def inner_loop(params: FrictionParams, data: FrictionData, max_inner: int = 50,
     best = InnerResult(params, np.inf, np.nan, 0, np.zeros_like(x.qd), np.zeros_like(x.qd),
                        data.rigid)
     current = params
+    update = None  # the eq. 18–19 update of the best fit
     it = 0
     for it in range(1, max_inner + 1):  # noqa: B007
         z, zd = integrate_all(x.qd, data.bounds, data.dt, current)
@@ -309,9 +318,15 @@ def inner_loop(params: FrictionParams, data: FrictionData, max_inner: int = 50,
                            coef[2 + len(powers):].copy() if R.shape[1] else data.rigid)
         sigma0 = s0 * coef[0]
         if not (np.isfinite(sigma0) and sigma0 > 0):
+            update = None
             break
-        current = replace(current, sigma0=sigma0, sigma1=s0 * coef[1],
-                          coefficients=coef[2:2 + len(powers)].copy())
+        current = update = replace(current, sigma0=sigma0, sigma1=s0 * coef[1],
+                                   coefficients=coef[2:2 + len(powers)].copy())
+    if rule == "paper" and update is not None:
+        xi_zd = update.sigma1 / best.params.sigma0  # ξ_u̇ of the best fit
+        update = replace(update, sigma1=update.sigma0 * xi_zd)
+        z, zd = integrate_all(x.qd, data.bounds, data.dt, update)
+        best = replace(best, params=update, z=z, zd=zd)
     return replace(best, iterations=it)
 
 
@@ -441,7 +456,7 @@ def run_iterations(start: FrictionParams, structure: Structure, data: FrictionDa
         g_change = np.inf if g_old is None else float(
             np.linalg.norm(g - g_old) / np.linalg.norm(g))
         g_old = g
-        inner = inner_loop(params, data, s.max_inner, s.refit_rigid)
+        inner = inner_loop(params, data, s.max_inner, s.refit_rigid, s.inner_rule)
         params, err, xi_u = inner.params, inner.error, inner.xi_u
         data = data.with_rigid(inner.rigid)
         pred = prediction_error(params, data, (inner.z, inner.zd))
@@ -458,7 +473,8 @@ def run_iterations(start: FrictionParams, structure: Structure, data: FrictionDa
         if not np.all(stribeck_g(data.x.qd, params) > 0):
             reason = "g(q̇) became non-positive; kept the last valid model"
             break
-    best, reason = _polish(best, data, s, reason, history, tau_norm)
+    if s.polish:
+        best, reason = _polish(best, data, s, reason, history, tau_norm)
     found = violations(best[1], data, best[0])
     if found:
         reason += "; " + "; ".join(found)

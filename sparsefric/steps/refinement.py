@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sparsefric.feature_library import FeatureLibrary
-from sparsefric.selection import SweepResult, sweep
+from sparsefric.selection import SelectionRule, SweepResult, sweep
 from sparsefric.steps.iterations import (
     FrictionData,
     IterationResult,
@@ -66,19 +66,19 @@ def candidates(library: FeatureLibrary, tanh_k: float, axis: str) -> Structure:
 
 def refine(best: IterationResult, structure: Structure, pool: Structure, train: FrictionData,
            check: FrictionData, *, validate: FrictionData | None, settings: IterationSettings,
-           aic_parts: int | None, tau_norm: float, max_rounds: int = 5) -> Refinement:
+           rule: SelectionRule, tau_norm: float, max_rounds: int = 5) -> Refinement:
     """Rounds of re-selection from the run ``best`` of ``structure``.
 
     ``pool`` holds every candidate; ``train`` the training friction torque; ``check`` the data a
     round must predict better (validation, else training); ``validate`` the validation data that
-    join the AICc scoring.
+    join the AICc scoring; ``rule`` the scaling and AICc of the sweeps.
     """
     out = Refinement(best)
     if pool == structure:
         return out
     before = run_error(best, check)
     for _ in range(max_rounds):
-        table, new, run = _round(out.best, pool, train, validate, settings, aic_parts, tau_norm)
+        table, new, run = _round(out.best, pool, train, validate, settings, rule, tau_norm)
         after = run_error(run, check)
         if not (run.admissible and after < before):
             if out.table is None:  # nothing kept: show the sweep that was tried
@@ -95,7 +95,7 @@ def refine(best: IterationResult, structure: Structure, pool: Structure, train: 
 
 
 def _round(previous: IterationResult, pool: Structure, train: FrictionData,
-           validate: FrictionData | None, settings: IterationSettings, aic_parts: int | None,
+           validate: FrictionData | None, settings: IterationSettings, rule: SelectionRule,
            tau_norm: float) -> tuple[SweepResult, Structure, IterationResult]:
     """One refinement round from the run ``previous``: the sweep, its structure and iterations.
 
@@ -112,7 +112,7 @@ def _round(previous: IterationResult, pool: Structure, train: FrictionData,
     table = sweep(outer_library(pool), x, train.tau_c, validate=scored,
                   omega_starts=(p.stribeck_velocity / 3, p.stribeck_velocity,
                                 3 * p.stribeck_velocity),
-                  nu=settings.nu, aic_parts=aic_parts, keep_kinds=("coulomb", "zdot"),
+                  nu=settings.nu, rule=rule, keep_kinds=("coulomb", "zdot"),
                   theta_bounds=train.theta_bounds)
     chosen = table.best
     n_v = len(pool.powers)

@@ -24,7 +24,7 @@ from sparsefric.lugre import FrictionParams
 from sparsefric.model import JointModel
 from sparsefric.optimizers.sr3 import GramCache, SR3Newton, SR3Result, data_theta_bounds
 from sparsefric.preprocessing import Prepared, choose_window
-from sparsefric.selection import SweepResult, sweep, thin
+from sparsefric.selection import DEFAULT_RULE, SelectionRule, SweepResult, sweep, thin
 from sparsefric.signals import Signals, concat_signals
 
 #: The rigid-body terms: never thresholded, and frozen after step 2's first outer iteration.
@@ -131,12 +131,15 @@ class StaticFit:
 
 
 def scoring_data(x_fit: Signals, tau_fit: np.ndarray, val: Prepared | None,
-                 window: float) -> tuple[Signals, np.ndarray] | None:
+                 window: float, pooled: bool = True) -> tuple[Signals, np.ndarray] | None:
     """The samples AICc scores step 1 on: training and validation sliding samples together
-    (each thinned like the sweep); None without validation data (training only)."""
+    (each thinned like the sweep), or with ``pooled=False`` the validation samples alone (the
+    paper); None without validation data (training only)."""
     if val is None:
         return None
-    parts = [thin(x_fit, tau_fit), thin(*val.subset(val.sliding_mask(window)))]
+    parts = [thin(*val.subset(val.sliding_mask(window)))]
+    if pooled:
+        parts.insert(0, thin(x_fit, tau_fit))
     return concat_signals([x for x, _ in parts]), np.concatenate([t for _, t in parts])
 
 
@@ -150,19 +153,27 @@ def refit(library: FeatureLibrary, support: np.ndarray, x: Signals, tau: np.ndar
 
 def fit_static(prep: Prepared, val: Prepared | None, library: FeatureLibrary, *,
                omega_starts: tuple[float, ...], nu: float, thresholds: np.ndarray | None,
-               aic_parts: int | None) -> StaticFit:
-    """Step 1 on the training set ``prep`` (``val`` joins the AICc scoring)."""
+               rule: SelectionRule = DEFAULT_RULE, sliding_window: bool = True,
+               aic_data: str = "training+validation") -> StaticFit:
+    """Step 1 on the training set ``prep`` (``val`` joins the AICc scoring).
+
+    ``sliding_window=False`` fits every moving sample (window 0, the paper); ``aic_data`` is
+    ``"validation"`` to score AICc on the validation samples alone (the paper).
+    """
     rigid = [t.kind in RIGID_KINDS for t in library.terms()]
-    window = choose_window(prep, library.select(rigid).evaluate(prep.signals, 0.0)[0])
+    window = choose_window(prep, library.select(rigid).evaluate(prep.signals, 0.0)[0]) \
+        if sliding_window else 0.0
     sliding = prep.sliding_mask(window)
     if sliding.sum() < MIN_SLIDING_SAMPLES:
         raise SparsefricError("the training data have almost no sliding motion: the joint "
                               "never moves far enough from its stops to identify friction")
     x_fit, tau_fit = prep.subset(sliding)
-    result = sweep(library, x_fit, tau_fit, validate=scoring_data(x_fit, tau_fit, val, window),
-                   omega_starts=omega_starts, nu=nu, thresholds=thresholds, aic_parts=aic_parts,
+    pooled = aic_data == "training+validation"
+    result = sweep(library, x_fit, tau_fit,
+                   validate=scoring_data(x_fit, tau_fit, val, window, pooled),
+                   omega_starts=omega_starts, nu=nu, thresholds=thresholds, rule=rule,
                    keep_kinds=RIGID_KINDS)
-    if val is not None:
+    if val is not None and pooled:
         result.validation_source = "training + validation"
     terms = refit(library, result.best.support, x_fit, tau_fit, result.best.theta, nu)
     return StaticFit(result, library, window, sliding, terms, data_theta_bounds(x_fit.qd))
