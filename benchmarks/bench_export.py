@@ -17,11 +17,10 @@ What bounds the C step: per sample it evaluates, one after the other, x^δ (a sq
 decay exp(−a h), which needs that g. Only the last update of z depends on the previous sample,
 so successive steps could overlap, but the processor holds only so many instructions in flight:
 a step that waits about 50 ns for its chain (the sum of the latencies below) keeps the next
-ones from starting. The last table times
-these operations alone — libm's exp and the exported code's inline exp in a dependent chain
-(latency) and on independent inputs (throughput), sqrt and division in a chain — and the step's
-chain x√x → exp → ÷ → exp alone on independent inputs: the rate no step can beat on this machine
-however little else it does.
+ones from starting. The last table times these operations alone — libm's exp and the exported
+code's inline exp in a dependent chain (latency) and on independent inputs (throughput), sqrt
+and division in a chain — and the step's chain x√x → exp → ÷ → exp alone on independent
+inputs: the rate no step can beat on this machine however little else it does.
 """
 
 from __future__ import annotations
