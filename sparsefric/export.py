@@ -4,11 +4,12 @@ A controller compensates friction sample by sample; a simulation steps the joint
 the friction with its bristle state and none of the identification machinery, so the model is
 written out as code with its parameters baked in:
 
-* ``lang="c"``: ``PREFIX.h`` and ``PREFIX.c`` (C99, ``<math.h>`` only, no allocation, no
-  globals). A parameter struct with the identified values as a ``static const`` initialiser, an
-  instance struct (parameters, precomputed values, state), ``init``/``reset``, ``step`` at the
-  fixed period given to ``init`` and ``step_dt`` with the period per call, and ``static`` for
-  the steady-state curve; each in ``double`` and, with the suffix ``f``, ``float``.
+* ``lang="c"``: ``PREFIX.h`` and ``PREFIX.c`` (C99 with the standard headers ``<math.h>``,
+  ``<stdint.h>`` and ``<string.h>`` only, no allocation, no mutable globals). A parameter
+  struct with the identified values as a ``static const`` initialiser, an instance struct
+  (parameters, precomputed values, state), ``init``/``reset``, ``step`` at the fixed period
+  given to ``init`` and ``step_dt`` with the period per call, and ``static`` for the
+  steady-state curve; each in ``double`` and, with the suffix ``f``, ``float``.
 * ``lang="python"``: ``PREFIX.py`` with the API of :class:`sparsefric.lugre.LuGreFriction`
   (``step``, ``simulate``, ``reset``, ``z``, ``static_curve``) on numpy alone.
 
