@@ -6,8 +6,9 @@ The record is every data/example trajectory's velocity (Butterworth differentiat
 measured angle, the files one after the other, repeated to 100,000 samples); the models are the
 example truth as model A and as model B (K = 150 s/rad). The C code is exported, compiled with
 ``cc -O2`` (no -ffast-math) with a timing harness in its own translation unit (so no call is
-inlined into the loop), and each variant — fixed-step and variable-step, double and float — is
-timed over the whole record in several runs; the median is printed. Times are the thread's CPU
+inlined into the loop), and each variant — fixed-step and variable-step, double and float, and
+six instances stepped in turn (a six-axis controller) — is timed over the whole record in
+several runs; the median is printed. Times are the thread's CPU
 time, so that other processes on a shared machine do not count. The Python object
 (:class:`sparsefric.lugre.LuGreFriction`) is timed in this process, sample by sample (``step``)
 and vectorised (``simulate``).
@@ -16,11 +17,12 @@ What bounds the C step: per sample it evaluates, one after the other, x^δ (a sq
 δ = 1.5), the Stribeck exponential in g(q̇), a division by the interval's g and the bristle
 decay exp(−a h), which needs that g. Only the last update of z depends on the previous sample,
 so successive steps could overlap, but the processor holds only so many instructions in flight:
-a step that waits about 50 ns for its chain (the sum of the latencies below) keeps the next
-ones from starting. The last table times these operations alone — libm's exp and the exported
-code's inline exp in a dependent chain (latency) and on independent inputs (throughput), sqrt
-and division in a chain — and the step's chain x√x → exp → ÷ → exp alone on independent
-inputs: the rate no step can beat on this machine however little else it does.
+a step that waits about 50 ns for its chain (the sum of the latencies below) keeps the next ones
+from starting, and six independent instances stepped in turn run no faster than one. The last
+table times these operations alone — libm's exp and the exported code's inline exp in a
+dependent chain (latency) and on independent inputs (throughput), sqrt and division in a chain —
+and the step's chain x√x → exp → ÷ → exp alone on independent inputs: the rate no step can beat
+on this machine however little else it does.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "example"
 N = 100_000
 DT = 1e-3
 PREFIX = "bench_friction"
-VARIANTS = ("step double", "step_dt double", "step float", "step_dt float")
+VARIANTS = ("step double", "step_dt double", "step float", "step_dt float",
+            "step double, 6 joints")
 
 HARNESS = r"""
 #define _POSIX_C_SOURCE 199309L
@@ -97,8 +100,20 @@ int main(int argc, char **argv)
         double t5 = cpu_seconds();
         for (long i = 0; i < n; i++) sum += bench_friction_step_dtf(&sf, qf[i], hf[i]);
         double t6 = cpu_seconds();
-        printf("%.6g %.6g %.6g %.6g\n", n / (t[1] - t[0]), n / (t[2] - t[1]), n / (t[4] - t[3]),
-               n / (t6 - t5));
+        /* six independent instances stepped in turn, as a six-axis controller does: nothing
+           that one step computes waits for another's */
+        bench_friction_state joint[6];
+        for (int j = 0; j < 6; j++) {
+            bench_friction_init(&joint[j], &bench_friction_model, head[1], 0.0);
+        }
+        long n6 = n - n % 6;
+        double t7 = cpu_seconds();
+        for (long i = 0; i < n6; i += 6) {
+            for (int j = 0; j < 6; j++) sum += bench_friction_step(&joint[j], qd[i + j]);
+        }
+        double t8 = cpu_seconds();
+        printf("%.6g %.6g %.6g %.6g %.6g\n", n / (t[1] - t[0]), n / (t[2] - t[1]),
+               n / (t[4] - t[3]), n / (t6 - t5), n6 / (t8 - t7));
     }
     fprintf(stderr, "checksum %g\n", sum);
     return 0;
@@ -248,14 +263,14 @@ def main(argv: list[str] | None = None) -> int:
     truth = JointModel.load(EXAMPLE / "truth.json")
     print(f"{N} samples of data/example velocities (median |qd| "
           f"{np.median(np.abs(qd)):.3g} rad/s), median of {args.runs} runs, thread CPU time\n")
-    print(f"{'model':<10}{'variant':<18}{'steps/s':>14}{'vs Python step':>16}")
+    print(f"{'model':<10}{'variant':<24}{'steps/s':>14}{'vs Python step':>16}")
     for label, model in (("A", truth), ("B", truth.with_(tanh_k=150.0))):
         with tempfile.TemporaryDirectory() as work:
             rates = c_steps_per_second(model, qd, h, args.runs, Path(work))
         rates.update(python_steps_per_second(model, qd, args.runs))
         base = rates["Python step"]
         for name, rate in rates.items():
-            print(f"{label:<10}{name:<18}{rate:>14.4g}{rate / base:>15.0f}×")
+            print(f"{label:<10}{name:<24}{rate:>14.4g}{rate / base:>15.0f}×")
     with tempfile.TemporaryDirectory() as work:
         costs = primitive_ns(truth, args.runs, Path(work))
     print(f"\n{'operation (cc -O2)':<28}{'ns':>8}{'steps/s at most':>18}")
