@@ -6,17 +6,23 @@ The record is every data/example trajectory's velocity (Butterworth differentiat
 measured angle, the files one after the other, repeated to 100,000 samples); the models are the
 example truth as model A and as model B (K = 150 s/rad). The C code is exported, compiled with
 ``cc -O2`` (no -ffast-math) with a timing harness in its own translation unit (so no call is
-inlined into the loop), and each variant — fixed-step and variable-step, double and float — is
-timed over the whole record in several runs; the median is printed. Times are the thread's CPU
+inlined into the loop), and each variant — fixed-step and variable-step, double and float, and
+six instances stepped in turn (a six-axis controller) — is timed over the whole record in
+several runs; the median is printed. Times are the thread's CPU
 time, so that other processes on a shared machine do not count. The Python object
 (:class:`sparsefric.lugre.LuGreFriction`) is timed in this process, sample by sample (``step``)
 and vectorised (``simulate``).
 
 What bounds the C step: per sample it evaluates, one after the other, x^δ (a square root for
 δ = 1.5), the Stribeck exponential in g(q̇), a division by the interval's g and the bristle
-decay exp(−a h), which needs that g. The last table times these operations alone in a
-dependent chain (latency: what a sample waits for) and independent (throughput), compiled the
-same way, so that the step's time can be read against them.
+decay exp(−a h), which needs that g. Only the last update of z depends on the previous sample,
+so successive steps could overlap, but the processor holds only so many instructions in flight:
+a step that waits about 50 ns for its chain (the sum of the latencies below) keeps the next ones
+from starting, and six independent instances stepped in turn run no faster than one. The last
+table times these operations alone — libm's exp and the exported code's inline exp in a
+dependent chain (latency) and on independent inputs (throughput), sqrt and division in a chain —
+and the step's chain x√x → exp → ÷ → exp alone on independent inputs: the rate no step can beat
+on this machine however little else it does.
 """
 
 from __future__ import annotations
@@ -40,7 +46,8 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "example"
 N = 100_000
 DT = 1e-3
 PREFIX = "bench_friction"
-VARIANTS = ("step double", "step_dt double", "step float", "step_dt float")
+VARIANTS = ("step double", "step_dt double", "step float", "step_dt float",
+            "step double, 6 joints")
 
 HARNESS = r"""
 #define _POSIX_C_SOURCE 199309L
@@ -93,8 +100,20 @@ int main(int argc, char **argv)
         double t5 = cpu_seconds();
         for (long i = 0; i < n; i++) sum += bench_friction_step_dtf(&sf, qf[i], hf[i]);
         double t6 = cpu_seconds();
-        printf("%.6g %.6g %.6g %.6g\n", n / (t[1] - t[0]), n / (t[2] - t[1]), n / (t[4] - t[3]),
-               n / (t6 - t5));
+        /* six independent instances stepped in turn, as a six-axis controller does: nothing
+           that one step computes waits for another's */
+        bench_friction_state joint[6];
+        for (int j = 0; j < 6; j++) {
+            bench_friction_init(&joint[j], &bench_friction_model, head[1], 0.0);
+        }
+        long n6 = n - n % 6;
+        double t7 = cpu_seconds();
+        for (long i = 0; i < n6; i += 6) {
+            for (int j = 0; j < 6; j++) sum += bench_friction_step(&joint[j], qd[i + j]);
+        }
+        double t8 = cpu_seconds();
+        printf("%.6g %.6g %.6g %.6g %.6g\n", n / (t[1] - t[0]), n / (t[2] - t[1]),
+               n / (t[4] - t[3]), n / (t6 - t5), n6 / (t8 - t7));
     }
     fprintf(stderr, "checksum %g\n", sum);
     return 0;
@@ -104,10 +123,12 @@ int main(int argc, char **argv)
 
 PRIMITIVES = r"""
 #define _POSIX_C_SOURCE 199309L
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include "bench_friction.c" /* for its inline exp only; no step is called */
+
+#define PER_E (64.0 / 0.6931471805599453) /* the inline exp takes x 64/ln 2 */
 
 static double cpu_seconds(void)
 {
@@ -117,10 +138,24 @@ static double cpu_seconds(void)
 }
 
 /* Each loop's result is stored here before the clock is read, so that it cannot move past it. */
-double results[4];
+double results[8];
 
-/* ns per operation: exp, sqrt and division in a dependent chain (each input is the previous
-   result) and exp on independent inputs; one line per run. */
+/* One timed loop: DEPENDENT feeds each result into the next input, otherwise the inputs are
+   the independent x[i] and the results are summed. */
+#define TIME(slot, init, update)                                                               \
+    do {                                                                                       \
+        double y = init, start = cpu_seconds();                                                \
+        for (long i = 0; i < n; i++) {                                                         \
+            update;                                                                            \
+        }                                                                                      \
+        results[slot] = y;                                                                     \
+        ns[slot] = 1e9 * (cpu_seconds() - start) / n;                                          \
+    } while (0)
+
+/* ns per operation, one line per run: libm's exp and the exported code's inline exp, each in
+   a dependent chain (latency) and on independent inputs (throughput); sqrt and division in a
+   dependent chain; a step's own chain x sqrt(x) -> exp -> division -> exp on independent
+   inputs, which is what successive steps can at best overlap. */
 int main(int argc, char **argv)
 {
     long n = 1000000;
@@ -129,35 +164,35 @@ int main(int argc, char **argv)
         return 2;
     }
     for (long i = 0; i < n; i++) {
-        x[i] = -0.001 * (double)(i % 1000);
+        x[i] = 0.001 * (double)(i % 1000);
     }
     double sink = 0.0;
     for (int run = 0; run < atoi(argv[1]); run++) {
-        double t[5], y = 0.5, r = 2.0, d = 0.5, s = 0.0;
-        t[0] = cpu_seconds();
-        for (long i = 0; i < n; i++) y = exp(-y);
-        results[0] = y;
-        t[1] = cpu_seconds();
-        for (long i = 0; i < n; i++) r = sqrt(r + 1.0);
-        results[1] = r;
-        t[2] = cpu_seconds();
-        for (long i = 0; i < n; i++) d = 2.0 / (d + 1.0);
-        results[2] = d;
-        t[3] = cpu_seconds();
-        for (long i = 0; i < n; i++) s += exp(x[i]);
-        results[3] = s;
-        t[4] = cpu_seconds();
-        sink += results[0] + results[1] + results[2] + results[3];
-        printf("%.6g %.6g %.6g %.6g\n", 1e9 * (t[1] - t[0]) / n, 1e9 * (t[2] - t[1]) / n,
-               1e9 * (t[3] - t[2]) / n, 1e9 * (t[4] - t[3]) / n);
+        double ns[8];
+        TIME(0, 0.5, y = exp(-y));
+        TIME(1, 0.0, y += exp(-x[i]));
+        TIME(2, 0.5, y = bench_friction_exp_(y * PER_E));
+        TIME(3, 0.0, y += bench_friction_exp_(x[i] * PER_E));
+        TIME(4, 2.0, y = sqrt(y + 1.0));
+        TIME(5, 0.5, y = 2.0 / (y + 1.0));
+        TIME(6, 0.0, y += bench_friction_exp_(
+            PER_E / (1.0 + bench_friction_exp_(x[i] * sqrt(x[i]) * PER_E))));
+        TIME(7, 0.0, y += exp(-1.0 / (1.0 + exp(-x[i] * sqrt(x[i])))));
+        for (int k = 0; k < 8; k++) {
+            sink += results[k];
+            printf("%.6g ", ns[k]);
+        }
+        printf("\n");
     }
     fprintf(stderr, "checksum %g\n", sink);
     free(x);
     return 0;
 }
 """
-PRIMITIVE_NAMES = ("exp, dependent", "sqrt + add, dependent", "division + add, dependent",
-                   "exp, independent")
+PRIMITIVE_NAMES = ("exp (libm), dependent", "exp (libm), independent",
+                   "exp (inline), dependent", "exp (inline), independent",
+                   "sqrt + add, dependent", "division + add, dependent",
+                   "step chain (inline exp)", "step chain (libm exp)")
 
 
 def recorded_velocity() -> np.ndarray:
@@ -188,8 +223,10 @@ def c_steps_per_second(model: JointModel, qd: np.ndarray, h: np.ndarray, runs: i
     return dict(zip(VARIANTS, np.median(rates, axis=0), strict=True))
 
 
-def primitive_ns(runs: int, work: Path) -> dict[str, float]:
-    """Median ns per exp, sqrt and division, compiled like the exported code."""
+def primitive_ns(model: JointModel, runs: int, work: Path) -> dict[str, float]:
+    """Median ns per exp, sqrt, division and a step's chain of them, compiled like the exported
+    code (whose inline exp it uses)."""
+    export_model(model, "c", work, prefix=PREFIX)
     (work / "primitives.c").write_text(PRIMITIVES)
     times = _compile_and_run([work / "primitives.c"], [str(runs)], work)
     return dict(zip(PRIMITIVE_NAMES, np.median(times, axis=0), strict=True))
@@ -226,19 +263,20 @@ def main(argv: list[str] | None = None) -> int:
     truth = JointModel.load(EXAMPLE / "truth.json")
     print(f"{N} samples of data/example velocities (median |qd| "
           f"{np.median(np.abs(qd)):.3g} rad/s), median of {args.runs} runs, thread CPU time\n")
-    print(f"{'model':<10}{'variant':<18}{'steps/s':>14}{'vs Python step':>16}")
+    print(f"{'model':<10}{'variant':<24}{'steps/s':>14}{'vs Python step':>16}")
     for label, model in (("A", truth), ("B", truth.with_(tanh_k=150.0))):
         with tempfile.TemporaryDirectory() as work:
             rates = c_steps_per_second(model, qd, h, args.runs, Path(work))
         rates.update(python_steps_per_second(model, qd, args.runs))
         base = rates["Python step"]
         for name, rate in rates.items():
-            print(f"{label:<10}{name:<18}{rate:>14.4g}{rate / base:>15.0f}×")
+            print(f"{label:<10}{name:<24}{rate:>14.4g}{rate / base:>15.0f}×")
     with tempfile.TemporaryDirectory() as work:
-        costs = primitive_ns(args.runs, Path(work))
-    print(f"\n{'operation (cc -O2, libm)':<28}{'ns':>8}")
+        costs = primitive_ns(truth, args.runs, Path(work))
+    print(f"\n{'operation (cc -O2)':<28}{'ns':>8}{'steps/s at most':>18}")
     for name, ns in costs.items():
-        print(f"{name:<28}{ns:>8.2f}")
+        bound = f"{1e9 / ns:>18.3g}" if name.startswith("step chain") else ""
+        print(f"{name:<28}{ns:>8.2f}{bound}")
     return 0
 
 

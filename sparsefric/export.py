@@ -4,11 +4,12 @@ A controller compensates friction sample by sample; a simulation steps the joint
 the friction with its bristle state and none of the identification machinery, so the model is
 written out as code with its parameters baked in:
 
-* ``lang="c"``: ``PREFIX.h`` and ``PREFIX.c`` (C99, ``<math.h>`` only, no allocation, no
-  globals). A parameter struct with the identified values as a ``static const`` initialiser, an
-  instance struct (parameters, precomputed values, state), ``init``/``reset``, ``step`` at the
-  fixed period given to ``init`` and ``step_dt`` with the period per call, and ``static`` for
-  the steady-state curve; each in ``double`` and, with the suffix ``f``, ``float``.
+* ``lang="c"``: ``PREFIX.h`` and ``PREFIX.c`` (C99 with the standard headers ``<math.h>``,
+  ``<stdint.h>`` and ``<string.h>`` only, no allocation, no mutable globals). A parameter
+  struct with the identified values as a ``static const`` initialiser, an instance struct
+  (parameters, precomputed values, state), ``init``/``reset``, ``step`` at the fixed period
+  given to ``init`` and ``step_dt`` with the period per call, and ``static`` for the
+  steady-state curve; each in ``double`` and, with the suffix ``f``, ``float``.
 * ``lang="python"``: ``PREFIX.py`` with the API of :class:`sparsefric.lugre.LuGreFriction`
   (``step``, ``simulate``, ``reset``, ``z``, ``static_curve``) on numpy alone.
 
@@ -21,18 +22,24 @@ previous sample, z is integrated exactly with the mean velocity v and mean g_m o
 then :math:`\tau_f = \sigma_0 z + \sigma_1 (\dot q - \sigma_0 r(\dot q) z/g) + \tau_v(\dot q)`
 with r(q̇) = q̇/s(q̇). The C step skips only what cannot change the result in its precision: a
 Stribeck term below half an ulp of f_c (|q̇| above a speed precomputed by ``init``; this
-includes e^{−u} underflowing to 0), tanh(y) where it rounds to 1, and exp(−a h) when a h repeats
-the last interval's (at rest, or at a velocity held exactly); δ = k/4 (the library's grid
-0.5, 0.75, …, 4) uses products and square roots instead of ``pow``. What remains per sample is
-one exp per Stribeck term that is not negligible at that speed, one exp for the bristle decay
-(two more tanh evaluations for model B) and two divisions.
+includes e^{−u} underflowing to 0) and tanh(y) where it rounds to 1; δ = k/4 (the library's
+grid 0.5, 0.75, …, 4) uses products and square roots instead of ``pow``. What remains per
+sample is one exp per Stribeck term that is not negligible at that speed, one exp for the bristle
+decay (two more for model B's tanh) and two divisions. The exp is the code's own, inline (a
+table of 2^(−j/64) and a short polynomial, within (2 + x) ulp of e^{−x}), rather than libm's
+function call: no call, 64/ln 2 folded into the step's constants, and the compiler schedules
+it with the rest of the step — a shorter chain of dependent operations per sample, which is
+what bounds the step (see benchmarks/bench_export.py).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import pprint
 import re
+import struct
+from decimal import Decimal, localcontext
 from importlib import resources
 from pathlib import Path
 
@@ -48,12 +55,19 @@ DEFAULT_PREFIX = "sparsefric_friction"
 C_CAPACITY = {"stribeck": 4, "viscous": 6, "power": 8}
 #: Per C type: the suffix of its functions, types and literals; tanh(y) == 1 beyond TANH_ONE;
 #: exp(−u) == 0 beyond LN_TINY; LN_HALF_ULP = ln 2^(mantissa bits + 1).
+#: The exponential (see ``exp_`` in friction.c.in) has a table of 2^(-j/64) and a polynomial of
+#: EXP_DEGREE; UINT holds the type's bits, MANT is their number below the exponent and BIAS its
+#: bias; 2^(-t/64) is normal for t <= EXP_TOP.
 C_TYPES = (
     {"REAL": "double", "F": "", "TANH_ONE": "20.0", "LN_TINY": "746.0",
-     "LN_HALF_ULP": "37.42994775023705", "MANTISSA_PLUS_ONE": "54"},
+     "LN_HALF_ULP": "37.42994775023705", "MANTISSA_PLUS_ONE": "54",
+     "UINT": "uint64_t", "MANT": "52", "BIAS": "1023", "EXP_TOP": "65000.0", "EXP_DEGREE": "5"},
     {"REAL": "float", "F": "f", "TANH_ONE": "10.0", "LN_TINY": "104.0",
-     "LN_HALF_ULP": "17.328679513998633", "MANTISSA_PLUS_ONE": "25"},
+     "LN_HALF_ULP": "17.328679513998633", "MANTISSA_PLUS_ONE": "25",
+     "UINT": "uint32_t", "MANT": "23", "BIAS": "127", "EXP_TOP": "8000.0", "EXP_DEGREE": "3"},
 )
+#: Entries of the exponential's table: exp(-x) = 2^(-t/64) with t = x 64/ln 2.
+EXP_STEPS = 64
 _TOKEN = re.compile(r"@([A-Z][A-Z0-9_]*)@")
 _REAL_BLOCK = re.compile(r"/\*@BEGIN_REAL@\*/\n(.*?)/\*@END_REAL@\*/\n", re.S)
 
@@ -178,6 +192,38 @@ def _c_params(model: JointModel, prefix: str, t: dict[str, str]) -> str:
     return "{\n" + "".join(f"    .{k} = {x},\n" for k, x in fields.items()) + "}"
 
 
+def _c_real(x: Decimal | float, t: dict[str, str]) -> str:
+    """``x`` rounded to the C type of ``t`` as a literal of that type."""
+    value = float(x)
+    if t["REAL"] == "float":
+        value = struct.unpack("f", struct.pack("f", value))[0]
+    return _c_number(value, t["F"])
+
+
+def _c_exp_tokens(t: dict[str, str]) -> dict[str, str]:
+    """Table, polynomial and constants of the inline exponential in the C type of ``t``.
+
+    exp(−x) = 2^(−t/64), t = x 64/ln 2 = 64 m + j + d (m, j integers, 0 ≤ j < 64, |d| ≤ 1/2)
+    is 2^−m (exponent bits) times 2^(−j/64) (table) times exp(−d ln 2/64) (Taylor polynomial of
+    EXP_DEGREE, odd, evaluated in pairs of terms so that its latency is about half Horner's).
+    """
+    with localcontext() as ctx:
+        ctx.prec = 40
+        ln2 = Decimal(2).ln()
+        table = [(-ln2 * j / EXP_STEPS).exp() for j in range(EXP_STEPS)]
+        c = -ln2 / EXP_STEPS
+        coef = [c ** n / math.factorial(n) for n in range(int(t["EXP_DEGREE"]) + 1)]
+        per_e = EXP_STEPS / ln2
+    terms = [f"({_c_real(coef[n], t)} + d * {_c_real(coef[n + 1], t)})"
+             for n in range(0, len(coef), 2)]
+    poly = terms[-1]
+    for term in reversed(terms[:-1]):
+        poly = f"({term}\n           + d2 * {poly})"
+    rows = [", ".join(_c_real(x, t) for x in table[i:i + 4]) for i in range(0, len(table), 4)]
+    return {"EXP_TABLE": "{\n    " + ",\n    ".join(rows) + ",\n}", "EXP_POLY": poly,
+            "PER_E": _c_real(per_e, t), "SHIFT": "0x1.8p52" if t["F"] == "" else "0x1.8p23f"}
+
+
 def _c_usage(prefix: str, model: JointModel) -> list[str]:
     u = units(model.axis)
     return [
@@ -207,7 +253,8 @@ def _c_files(model: JointModel, prefix: str) -> dict[str, str]:
         "MAX_POWER": str(max([C_CAPACITY["power"], *(p for p, _ in model.viscous)])),
         "Q": u["q"], "QD": u["qd"], "INV_QD": u["vel"], "TAU": u["tau"].replace("·", "*"),
     }
-    variants = [{**t, "MODEL_INIT": _c_params(model, prefix, t)} for t in C_TYPES]
+    variants = [{**t, **_c_exp_tokens(t), "MODEL_INIT": _c_params(model, prefix, t)}
+                for t in C_TYPES]
 
     def render(name: str) -> str:
         text = _REAL_BLOCK.sub(

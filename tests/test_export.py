@@ -57,25 +57,28 @@ def cc() -> str:
     return found
 
 
-def _build(cc: str, model: JointModel, out: Path, prefix: str = "sparsefric_friction") -> Path:
-    """Export ``model`` as C into ``out`` and compile it with the test driver, warnings as
-    errors."""
+def _build(cc: str, model: JointModel, out: Path, prefix: str = "sparsefric_friction",
+           optimise: str = "-O2") -> Path:
+    """Export ``model`` as C into ``out`` and compile it with the test driver (``optimise``:
+    the optimisation options), warnings as errors."""
     export_model(model, "c", out, prefix=prefix)
     exe = out / "driver"
-    subprocess.run([cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic", "-Werror",
+    subprocess.run([cc, "-std=c99", *optimise.split(), "-Wall", "-Wextra", "-pedantic", "-Werror",
                     f"-DPREFIX={prefix}", f'-DHEADER="{prefix}.h"', f"-I{out}", str(DRIVER),
                     str(out / f"{prefix}.c"), "-lm", "-o", str(exe)],
                    check=True, capture_output=True, text=True)
     return exe
 
 
-def _run(exe: Path, kind: str, real: str) -> tuple[np.ndarray, np.ndarray, int]:
-    """(τ_f, z or the second instance's τ_f, samples outside the range) of the driver."""
-    qd, h = _inputs()
-    np.r_[N, DT, qd, h].tofile(exe.parent / "in.bin")
+def _run(exe: Path, kind: str, real: str,
+         qd: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """(τ_f, z or the second instance's τ_f, samples outside the range) of the driver on ``qd``
+    [rad/s] (the recorded velocity if None)."""
+    qd, h = _inputs() if qd is None else (qd, np.full(len(qd), DT))
+    np.r_[len(qd), DT, qd, h].tofile(exe.parent / "in.bin")
     done = subprocess.run([str(exe), kind, real, "in.bin", "out.bin"], cwd=exe.parent,
                           check=True, capture_output=True, text=True)
-    out = np.fromfile(exe.parent / "out.bin").reshape(2, N)
+    out = np.fromfile(exe.parent / "out.bin").reshape(2, len(qd))
     return out[0], out[1], int(done.stdout)
 
 
@@ -116,6 +119,36 @@ def test_c_static_curve(built):
     model, exe = built
     curve, _, _ = _run(exe, "static", "double")
     _assert_matches(curve, model.static_friction(_inputs()[0]))
+
+
+@pytest.mark.parametrize("real, ulp, normal", [("double", 2.0 ** -52, 708.39),
+                                                ("float", 2.0 ** -23, 87.33)])
+def test_c_exponential_is_within_a_few_ulp(cc, tmp_path, real, ulp, normal):
+    """The C code's own exp(−x), seen through the static curve sign(q̇) exp(−|q̇|/Ω_s) of a model
+    without Coulomb level and with one Stribeck term of δ = 1: relative error within (2 + x)
+    ulp while exp(−x) is a normal number (libm's exp takes over for its last 0.7)."""
+    model = _truth().with_(kind="static", sigma0=0.0, sigma1=0.0, coulomb=0.0, viscous=(),
+                           stribeck=((1.0, 1.0),), stribeck_velocity=1.0)
+    exe = _build(cc, model, tmp_path)
+    x = np.r_[np.geomspace(1e-9, 1.0, 1000), np.linspace(1.0, normal, 20_000)]
+    if real == "float":
+        x = x.astype(np.float32).astype(float)
+    curve, _, _ = _run(exe, "static", real, np.r_[x, -x])
+    error = np.abs(curve - np.r_[np.exp(-x), -np.exp(-x)]) / np.exp(-np.r_[x, x])
+    assert np.max(error / (2.0 + np.r_[x, x])) <= ulp
+
+
+@pytest.mark.parametrize("optimise", ["-O2 -ffast-math", "-O0 -ffast-math",
+                                      "-O2 -funsafe-math-optimizations"])
+def test_c_keeps_its_precision_where_the_compiler_may_reassociate(cc, tmp_path, optimise):
+    """The inline exp rounds by adding and subtracting 1.5 2^52, which these options would
+    cancel (a 0.7 % error in exp): there it rounds by integer conversions."""
+    model = MODELS["model_B"]
+    exe = _build(cc, model, tmp_path, optimise=optimise)
+    qd, h = _inputs()
+    for real in ("double", "float"):
+        _assert_matches(_run(exe, "variable", real)[0],
+                        model.friction_object().simulate(qd, h)[0], real)
 
 
 def test_c_counts_and_clamps_velocities_outside_the_range(cc, tmp_path):
