@@ -127,14 +127,64 @@ def constrained_lstsq(A: np.ndarray, y: np.ndarray, C: np.ndarray | None = None)
     G = A.T @ A
     if not np.all(np.isfinite(G)):  # products overflowed: solve on A itself (QR)
         return lstsq(A, y, cond=1e-13)[0]
+    return constrained_normal(G, A.T @ y, C)
+
+
+def constrained_normal(G: np.ndarray, b: np.ndarray, C: np.ndarray | None = None) -> np.ndarray:
+    """:func:`constrained_lstsq` from finite normal equations G = AᵀA, b = Aᵀy."""
     scale = np.sqrt(np.diag(G))
     scale[~(scale > 0)] = 1.0
-    Gs, bs = G / np.outer(scale, scale), (A.T @ y) / scale
+    Gs, bs = G / np.outer(scale, scale), b / scale
     coef = lstsq(Gs, bs, cond=1e-13, check_finite=False)[0] / scale
     if C is None or satisfied(C, coef):
         return coef
     sol = qp_normal(Gs, bs, C / scale)
     return coef if sol is None else sol / scale
+
+
+class FixedColumnsLstsq:
+    """:func:`constrained_lstsq` of y on [Z columns, F] for many Z and one F and y.
+
+    The iterations of the LuGre stage refit the same viscous and rigid-body columns F (n × m)
+    with two new columns z, ż every time: FᵀF and Fᵀy are computed once, each solve adds only the
+    products of its k new columns (k n (k + m + 1) multiplications instead of n (k + m)² and no
+    n × (k + m) copy). Data with non-finite rows, and products that overflow, fall back to
+    :func:`constrained_lstsq` on the whole matrix, which drops those rows.
+
+    Parameters
+    ----------
+    F : ndarray, shape (n, m)
+        The fixed columns (physical units).
+    y : ndarray, shape (n,)
+        The target.
+    """
+
+    def __init__(self, F: np.ndarray, y: np.ndarray):
+        self.F = np.ascontiguousarray(F, dtype=float)
+        self.y = np.asarray(y, dtype=float)
+        self.finite = bool(np.isfinite(self.y).all() and np.isfinite(self.F).all())
+        self.FtF = self.F.T @ self.F
+        self.Fty = self.F.T @ self.y
+
+    def solve(self, Z: np.ndarray, C: np.ndarray | None = None, y: np.ndarray | None = None
+              ) -> tuple[np.ndarray, float]:
+        """Coefficients of [Z.T, F] subject to C ξ ≥ 0, and their residual norm ‖Aξ − y‖.
+
+        ``Z``: the new columns as rows, shape (k, n); ``y``: another target than the one given
+        at construction (finite; Fᵀy is then computed here).
+        """
+        k = Z.shape[0]
+        Fty = self.Fty if y is None else self.F.T @ y
+        y = self.y if y is None else y
+        ZF = Z @ self.F
+        G = np.block([[Z @ Z.T, ZF], [ZF.T, self.FtF]])
+        b = np.r_[Z @ y, Fty]
+        if self.finite and np.all(np.isfinite(G)) and np.all(np.isfinite(b)):
+            coef = constrained_normal(G, b, C)
+        else:
+            coef = constrained_lstsq(np.column_stack([Z.T, self.F]), y, C)
+        residual = self.F @ coef[k:] + coef[:k] @ Z - y
+        return coef, float(np.linalg.norm(residual))
 
 
 def sign_shape_lstsq(G: np.ndarray, b: np.ndarray, nonneg: np.ndarray,
