@@ -124,17 +124,17 @@ def constrained_lstsq(A: np.ndarray, y: np.ndarray, C: np.ndarray | None = None)
     finite = np.isfinite(y) & np.all(np.isfinite(A), axis=1)
     if not finite.all():
         A, y = A[finite], y[finite]
+    return _finite_lstsq(A, y, C)
+
+
+def _finite_lstsq(A: np.ndarray, y: np.ndarray, C: np.ndarray | None) -> np.ndarray:
+    """:func:`constrained_lstsq` of finite A and y."""
     G = A.T @ A
     if not np.all(np.isfinite(G)):  # products overflowed: solve on A itself (QR)
         return lstsq(A, y, cond=1e-13)[0]
-    return constrained_normal(G, A.T @ y, C)
-
-
-def constrained_normal(G: np.ndarray, b: np.ndarray, C: np.ndarray | None = None) -> np.ndarray:
-    """:func:`constrained_lstsq` from finite normal equations G = AᵀA, b = Aᵀy."""
     scale = np.sqrt(np.diag(G))
     scale[~(scale > 0)] = 1.0
-    Gs, bs = G / np.outer(scale, scale), b / scale
+    Gs, bs = G / np.outer(scale, scale), (A.T @ y) / scale
     coef = lstsq(Gs, bs, cond=1e-13, check_finite=False)[0] / scale
     if C is None or satisfied(C, coef):
         return coef
@@ -143,13 +143,15 @@ def constrained_normal(G: np.ndarray, b: np.ndarray, C: np.ndarray | None = None
 
 
 class FixedColumnsLstsq:
-    """:func:`constrained_lstsq` of y on [Z columns, F] for many Z and one F and y.
+    """:func:`constrained_lstsq` of y on [k new columns, F] for many new columns, one F and y.
 
     The iterations of the LuGre stage refit the same viscous and rigid-body columns F (n × m)
-    with two new columns z, ż every time: FᵀF and Fᵀy are computed once, each solve adds only the
-    products of its k new columns (k n (k + m + 1) multiplications instead of n (k + m)² and no
-    n × (k + m) copy). Data with non-finite rows, and products that overflow, fall back to
-    :func:`constrained_lstsq` on the whole matrix, which drops those rows.
+    with new z, ż columns every time. :meth:`design` copies F once into a matrix whose first k
+    columns the caller overwrites before each solve; :meth:`solve` checks only those for
+    non-finite values (F and y are checked here, once). The arithmetic is
+    :func:`constrained_lstsq`'s, operation for operation, so the coefficients are the same to
+    the last bit: the iterations' decisions (an error that rises, σ1 on its bound) can turn on
+    round-off.
 
     Parameters
     ----------
@@ -160,31 +162,27 @@ class FixedColumnsLstsq:
     """
 
     def __init__(self, F: np.ndarray, y: np.ndarray):
-        self.F = np.ascontiguousarray(F, dtype=float)
+        self.F = np.asarray(F, dtype=float)
         self.y = np.asarray(y, dtype=float)
         self.finite = bool(np.isfinite(self.y).all() and np.isfinite(self.F).all())
-        self.FtF = self.F.T @ self.F
-        self.Fty = self.F.T @ self.y
 
-    def solve(self, Z: np.ndarray, C: np.ndarray | None = None, y: np.ndarray | None = None
-              ) -> tuple[np.ndarray, float]:
-        """Coefficients of [Z.T, F] subject to C ξ ≥ 0, and their residual norm ‖Aξ − y‖.
+    def design(self, k: int) -> np.ndarray:
+        """A new (n, k + m) matrix [·, F] whose first k columns are for the caller to fill."""
+        A = np.empty((self.F.shape[0], k + self.F.shape[1]))
+        A[:, k:] = self.F
+        return A
 
-        ``Z``: the new columns as rows, shape (k, n); ``y``: another target than the one given
-        at construction (finite; Fᵀy is then computed here).
-        """
-        k = Z.shape[0]
-        Fty = self.Fty if y is None else self.F.T @ y
+    def solve(self, A: np.ndarray, k: int, C: np.ndarray | None = None,
+              y: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+        """Coefficients of ``A`` (from :meth:`design`, its first ``k`` columns filled) subject to
+        C ξ ≥ 0, and their residual norm ‖Aξ − y‖ [units of y]; ``y``: another target than
+        the one given at construction."""
         y = self.y if y is None else y
-        ZF = Z @ self.F
-        G = np.block([[Z @ Z.T, ZF], [ZF.T, self.FtF]])
-        b = np.r_[Z @ y, Fty]
-        if self.finite and np.all(np.isfinite(G)) and np.all(np.isfinite(b)):
-            coef = constrained_normal(G, b, C)
+        if self.finite and np.isfinite(A[:, :k]).all() and np.isfinite(y).all():
+            coef = _finite_lstsq(A, y, C)
         else:
-            coef = constrained_lstsq(np.column_stack([Z.T, self.F]), y, C)
-        residual = self.F @ coef[k:] + coef[:k] @ Z - y
-        return coef, float(np.linalg.norm(residual))
+            coef = constrained_lstsq(A, y, C)
+        return coef, float(np.linalg.norm(A @ coef - y))
 
 
 def sign_shape_lstsq(G: np.ndarray, b: np.ndarray, nonneg: np.ndarray,

@@ -47,6 +47,7 @@ from sparsefric.optimizers.constrained import FixedColumnsLstsq, shape_constrain
 from sparsefric.optimizers.sr3 import GramCache, SR3Newton
 from sparsefric.selection import thin
 from sparsefric.signals import Signals
+from sparsefric.threads import in_parallel
 
 #: Initial σ0 [N·m/rad] of the multi-start (the main paper's values, for its joint).
 DEFAULT_SIGMA0_STARTS = (1e3, 5e3, 1e4, 5e4, 1e5)
@@ -319,7 +320,8 @@ def inner_loop(params: FrictionParams, data: FrictionData, max_inner: int = 50,
     g = stribeck_g(x.qd, params) if g is None else g
     powers = tuple(int(p) for p in params.powers)
     fixed = data.regression(powers, refit_rigid)
-    C = _shape(data, 2, 2 + fixed.F.shape[1], powers, (1,))
+    A = fixed.design(2)  # [u, u̇, viscous (, rigid)]
+    C = _shape(data, 2, A.shape[1], powers, (1,))
     best = InnerResult(params, np.inf, np.nan, 0, np.zeros_like(x.qd), np.zeros_like(x.qd),
                        data.rigid)
     current = params
@@ -327,7 +329,9 @@ def inner_loop(params: FrictionParams, data: FrictionData, max_inner: int = 50,
     for it in range(1, max_inner + 1):  # noqa: B007
         z, zd = integrate_all(x.qd, data.bounds, data.dt, current, g)
         s0 = current.sigma0
-        coef, err = fixed.solve(np.vstack([s0 * z, s0 * zd]), C)
+        np.multiply(s0, z, out=A[:, 0])
+        np.multiply(s0, zd, out=A[:, 1])
+        coef, err = fixed.solve(A, 2, C)
         if not err < best.error:
             break
         best = InnerResult(current, err, float(coef[0]), 0, z, zd,
@@ -384,7 +388,9 @@ def refit_at_sigma0(params: FrictionParams, sigma0: float, data: FrictionData,
     fixed = data.regression(powers, refit_rigid)
     trial = replace(params, sigma0=float(sigma0))
     z, zd = integrate_all(data.x.qd, data.bounds, data.dt, trial, g)
-    coef, err = fixed.solve(zd[None, :], _shape(data, 1, 1 + fixed.F.shape[1], powers, (0,)),
+    A = fixed.design(1)  # [ż, viscous (, rigid)]
+    A[:, 0] = zd
+    coef, err = fixed.solve(A, 1, _shape(data, 1, A.shape[1], powers, (0,)),
                             fixed.y - trial.sigma0 * z)
     trial = replace(trial, sigma1=float(coef[0]), coefficients=coef[1:1 + len(powers)].copy())
     rigid = coef[1 + len(powers):].copy() if len(coef) > 1 + len(powers) else data.rigid
@@ -546,10 +552,21 @@ def select_run(runs: Sequence[IterationResult],
 def multistart(starts: Sequence[FrictionParams], structure: Structure, data: FrictionData,
                settings: IterationSettings, tau_norm: float,
                after_run: Callable[[int], None] | None = None) -> list[IterationResult]:
-    """:func:`run_iterations` from every start (one σ0 each); ``after_run(i)`` after run i."""
+    """:func:`run_iterations` from every start (one σ0 each); ``after_run(i)`` after run i.
+
+    The runs are independent: they share only ``data`` (read-only once its lazily computed
+    parts are filled in here) and run side by side (:func:`sparsefric.threads.in_parallel`).
+    """
+    for powers in {tuple(int(p) for p in start.powers) for start in starts}:
+        data.regression(powers, settings.refit_rigid)
+    data.tau_c, data.shape_speeds  # noqa: B018 - computed before the threads share data
+
+    def run(start: FrictionParams) -> IterationResult:
+        return run_iterations(start, structure, data, settings, tau_norm)
+
     runs = []
-    for i, start in enumerate(starts):
-        runs.append(run_iterations(start, structure, data, settings, tau_norm))
+    for i, result in enumerate(in_parallel(run, starts)):
+        runs.append(result)
         if after_run is not None:
             after_run(i)
     return runs
