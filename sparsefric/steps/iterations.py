@@ -149,8 +149,8 @@ class FrictionData:
 
     def regression(self, powers: tuple[int, ...], refit_rigid: bool) -> FixedColumnsLstsq:
         """Least squares on the columns [viscous q̇^p…, (rigid…)] that every inner-loop fit and
-        σ0 refit shares, and their target (:func:`_regression`); kept for the powers last used.
-        """
+        σ0 refit shares, and their target (:func:`_regression`); built once per set of viscous
+        ``powers`` (the last :data:`MAX_REGRESSIONS` are kept)."""
         key = (powers, bool(refit_rigid and self.n_rigid))
         cache = self.__dict__.setdefault(_REGRESSIONS, {})
         if key not in cache:
