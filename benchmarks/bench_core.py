@@ -419,6 +419,7 @@ def main(argv: list[str] | None = None) -> int:
         scaling_child(*args.scaling_child)
         return 0
     t_all = time.perf_counter()
+    load = [os.getloadavg()[0]]
     rows = []
 
     s = bench_simulator()
@@ -454,12 +455,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_scaling:
         rows += scaling_rows(None if args.scale else SCALING_LIMIT_S)
     total = time.perf_counter() - t_all
-    write(args.out, rows, total, args.scale)
+    load.append(os.getloadavg()[0])
+    write(args.out, rows, total, args.scale, load)
     print(f"total {total:.0f} s; wrote {args.out}")
     return 0
 
 
-def write(path: Path, rows, total: float, scale: bool) -> None:
+def write(path: Path, rows, total: float, scale: bool, load: list[float]) -> None:
     sys.path.insert(0, str(HERE))
     from run import machine, update_core_section  # the same machine line as RESULTS.md
 
@@ -470,7 +472,8 @@ def write(path: Path, rows, total: float, scale: bool) -> None:
              "run of the script; rows 5 run in child processes, the 1M-sample fit once, "
              + ("without a time limit" if scale
                 else f"stopped after {SCALING_LIMIT_S:.0f} s unless --scale"),
-             "",
+             f"- load: 1-minute load average {load[0]:.1f} at the start, {load[-1]:.1f} at the "
+             f"end ({os.cpu_count()} CPUs; other jobs lengthen every wall time)", "",
              "| benchmark | measured | target | | notes |", "|---|---|---|---|---|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     path.write_text("\n".join(lines) + "\n")
