@@ -14,15 +14,19 @@ Prints one line per worker count: wall time [s], joints per minute and speed-up 
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
+# this folder's coverage.py would shadow the coverage package that numba imports
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from sparsefric.batch import run_manifest
-from sparsefric.data import load_trajectories, save_trajectory
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from sparsefric.batch import run_manifest  # noqa: E402
+from sparsefric.data import load_trajectories, save_trajectory  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "example"
 FAST = {"sigma0_starts": "1e4", "omega_starts": "0.05",

@@ -1,8 +1,8 @@
-"""Speed and memory of the core kernels; writes benchmarks/RESULTS_core.md.
+"""Speed and memory of the core kernels and of the command line; writes RESULTS_core.md.
 
-Run:  .venv/bin/python benchmarks/bench_core.py            (~2 min; the 1e6-sample memory fit is
+Run:  .venv/bin/python benchmarks/bench_core.py            (~10 min; the 1e6-sample fit is
                                                              stopped after 180 s)
-      .venv/bin/python benchmarks/bench_core.py --scale    (the memory fit without a time limit)
+      .venv/bin/python benchmarks/bench_core.py --scale    (the 1e6-sample fit without a limit)
 
 1. simulator sub-steps per second, data/example-like closed-loop run (target ≥ 1e6/s), against
    the same integrator run as plain Python (the numba kernels' ``py_func``) on a short piece;
@@ -10,37 +10,47 @@ Run:  .venv/bin/python benchmarks/bench_core.py            (~2 min; the 1e6-samp
    Python/numpy version on a short piece;
 3. the static λ sweep (``selection.sweep``, ``static_library()``, multi-start Newton from
    ``DEFAULT_OMEGA_STARTS``) on 50,000 simulated samples (target ≤ 2 s);
-4. ``SparseFric().fit`` on data/example, differentiation included (target ≤ 10 s), against
-   ``output_error_lugre`` on the same training data, in the same process;
-5. peak resident memory of ``SparseFric(static_only=False).fit`` on a 1,000,000-sample simulated
-   trajectory, in a child process (target ≤ 2 GB).
+4. ``sparsefric identify`` (CLI wall, report included) on data/example and on a 4-record,
+   ~53k-sample joint simulated by ``sparsefric simulate``; on the same data the fit alone, the
+   report alone and ``--method output-error`` (IDIM-LS start, the five default σ0 starts) in
+   this process; ``sparsefric predict`` and ``sparsefric --help`` (targets of the 4-record
+   joint: identify ≤ 3 s and ≤ 1× output-error, fit ≤ 1.5 s, report ≤ 0.8 s; predict ≤ 1 s,
+   --help ≤ 0.3 s);
+5. ``SparseFric(static_only=False).fit`` on 10k, 50k, 200k and 1M simulated samples, each size in
+   its own child process: wall time, peak resident memory (1M: ≤ 30 s, ≤ 1.5 GB) and the
+   exponent of the growth of the time from 50k to 1M (≤ 1.1).
 
-Every numba kernel is compiled before anything is timed.  Times are the best of a few repeats
-where a repeat is cheap.
+Every numba kernel is compiled before anything is timed. Rows 1–3 are the best of a few
+repeats; rows 4–5 the median of three runs (one for 1M samples).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import types
 from pathlib import Path
 
-import numpy as np
-from threadpoolctl import threadpool_limits
+# this folder's coverage.py would shadow the coverage package that numba imports
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-import sparsefric.simulate.joint as simmod
-from sparsefric import lugre
-from sparsefric.baselines import idim_ls, output_error_lugre
-from sparsefric.data import Trajectory, load_trajectories
-from sparsefric.feature_library import static_library
-from sparsefric.identify import DEFAULT_OMEGA_STARTS, SparseFric
-from sparsefric.selection import sweep
-from sparsefric.signals import Signals
-from sparsefric.simulate import (
+import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+import sparsefric.simulate.joint as simmod  # noqa: E402
+from sparsefric import lugre  # noqa: E402
+from sparsefric.data import Trajectory, load_trajectories  # noqa: E402
+from sparsefric.feature_library import static_library  # noqa: E402
+from sparsefric.identify import DEFAULT_OMEGA_STARTS, SparseFric  # noqa: E402
+from sparsefric.selection import sweep  # noqa: E402
+from sparsefric.signals import Signals  # noqa: E402
+from sparsefric.simulate import (  # noqa: E402
     EXAMPLE_SENSORS,
     EXAMPLE_TRUTH,
     Sensors,
@@ -51,8 +61,10 @@ from sparsefric.simulate import (
 HERE = Path(__file__).resolve().parent
 EXAMPLE = HERE.parent / "data" / "example"
 OUT = HERE / "RESULTS_core.md"
-MEMORY_LIMIT_S = 180.0
+SCALING_LIMIT_S = 180.0
+SCALING_SAMPLES = (10_000, 50_000, 200_000, 1_000_000)
 MEMORY_KILL_BYTES = 6 * 2**30
+REPEATS = 3
 
 
 def pure(dispatcher):
@@ -162,64 +174,130 @@ def bench_sweep(n: int = 50_000) -> dict:
     return out
 
 
-# ---------------------------------------------------------------------------- 4. fit
-def bench_fit() -> dict:
-    tr = load_trajectories(sorted(EXAMPLE.glob("train_*.csv")))
-    va = load_trajectories(sorted(EXAMPLE.glob("validate_*.csv")))
-    short = [t.with_(t=t.t[:3000], q=t.q[:3000], tau=t.tau[:3000]) for t in tr]
-    SparseFric(sigma0_starts=(1e4,)).fit(short)  # compile
-    t0 = time.perf_counter()
-    est = SparseFric().fit(tr, validate=va)
-    t_fit = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    start = idim_ls(tr, "revolute", cutoff_hz=20.0, decimate=10, viscous_powers=(1, 3),
-                    min_velocity=0.05)
-    t_idim = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    oe = output_error_lugre(tr, "revolute", start)
-    t_oe = time.perf_counter() - t0
-    return {"samples": sum(len(t) for t in tr), "val_samples": sum(len(t) for t in va),
-            "wall": t_fit, "oe": t_oe, "idim": t_idim, "ratio": t_fit / t_oe,
-            "oe_nfev": oe.extra["output_error"]["nfev"],
-            "oe_evals": oe.extra["output_error"]["evaluations"],
-            "converged": bool(est.converged_)}
+# ---------------------------------------------------------------------------- 4. CLI
+#: Target velocities [rad/s] of the 4-record joint: data/example's truth, ~53k samples.
+JOINT51_VELOCITIES = "0.03,0.08,0.127,2.13"
+CLI = "import sys; from sparsefric.cli import main; sys.exit(main())"
 
 
-# ---------------------------------------------------------------------------- 5. memory
-def memory_child(n: int) -> None:
-    """Run in a child process: simulate ≥ n samples, fit, print wall and ru_maxrss."""
+def median_wall(fn) -> tuple[float, list[float], object]:
+    """Median wall time [s] of :data:`REPEATS` calls of ``fn``, all the times and the last
+    output."""
+    times, out = [], None
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)), times, out
+
+
+def cli(*args: str) -> None:
+    """``sparsefric ARGS`` in a fresh interpreter with this checkout first on the path."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(HERE.parent), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    proc = subprocess.run([sys.executable, "-c", CLI, *args], env=env, capture_output=True,
+                          text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"sparsefric {' '.join(args[:2])} failed: {proc.stderr.strip()[-300:]}")
+
+
+def example_files() -> dict[str, list[str]]:
+    return {role: [str(p) for p in sorted(EXAMPLE.glob(f"{role}_*.csv"))]
+            for role in ("train", "validate", "test")}
+
+
+def joint51(root: Path) -> dict[str, list[str]]:
+    """The 4-record joint, simulated by ``sparsefric simulate`` (all four records train)."""
+    out = root / "joint51"
+    cli("simulate", "--out", str(out), "--velocities", JOINT51_VELOCITIES, "--seed", "1",
+        "--quiet")
+    return {"train": [str(p) for p in sorted(out.glob("moves_*.csv"))], "validate": [],
+            "test": []}
+
+
+def identify_args(files: dict[str, list[str]], out: Path) -> list[str]:
+    args = ["identify", *files["train"], "--out", str(out), "--force", "--quiet"]
+    for role in ("validate", "test"):
+        if files[role]:
+            args += [f"--{role}", *files[role]]
+    return args
+
+
+def bench_data_set(name: str, files: dict[str, list[str]], root: Path) -> dict:
+    """CLI identify (with report), the fit alone, the report alone and the output-error
+    multi-start (:func:`~sparsefric.baselines.fit_baseline`, the CLI's ``--method
+    output-error``: IDIM-LS start, the five default σ0 starts) on one data set."""
+    from sparsefric.baselines import fit_baseline
+    from sparsefric.outputs import write_results
+
+    out = root / f"out_{name}"
+    train = load_trajectories(files["train"])
+    val = load_trajectories(files["validate"]) if files["validate"] else None
+    test = load_trajectories(files["test"]) if files["test"] else None
+    cli(*identify_args(files, out))  # numba caches, page cache
+    wall, walls, _ = median_wall(lambda: cli(*identify_args(files, out)))
+    fit, _, est = median_wall(lambda: SparseFric().fit(train, validate=val))
+    stage = root / f"report_{name}"
+
+    def report() -> None:
+        shutil.rmtree(stage, ignore_errors=True)
+        stage.mkdir()
+        write_results(est.result_, stage, train, val, test)
+
+    rep, _, _ = median_wall(report)
+    oe, _, oe_model = median_wall(lambda: fit_baseline("output-error", train))
+    return {"samples": sum(len(t) for t in train), "records": len(train), "wall": wall,
+            "walls": walls, "fit": fit, "report": rep, "oe": oe, "ratio": wall / oe,
+            "fit_ratio": fit / oe, "oe_evals": oe_model.extra["output_error"]["evaluations"],
+            "model": est.model_.kind, "out": out}
+
+
+def bench_predict(files: dict[str, list[str]], model: Path) -> float:
+    cli("predict", str(model), *files["test"])
+    return median_wall(lambda: cli("predict", str(model), *files["test"]))[0]
+
+
+def bench_help() -> float:
+    cli("--help")
+    return median_wall(lambda: cli("--help"))[0]
+
+
+# ---------------------------------------------------------------------------- 5. scaling
+def scaling_child(n: int, repeats: int) -> None:
+    """Run in a child process: simulate ≥ n samples, fit ``repeats`` times, print the walls and
+    ru_maxrss."""
     import resource
 
-    tr, _ = example_moves()  # compile the simulator on a small run
-    t0 = time.perf_counter()
+    example_moves()  # compile the simulator on a small run
     cycles = int(np.ceil(n / 4000))  # one cycle of 1 rad/s moves over 1.4 rad is ~4.0 s
     big = simulate_moves(EXAMPLE_TRUTH, -0.6, 0.8, 1.0, 8.0, cycles=cycles,
                          sensors=EXAMPLE_SENSORS, name="long")
     big = big.with_(t=big.t[:n], q=big.q[:n], tau=big.tau[:n], truth={})
-    t_sim = time.perf_counter() - t0
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    t0 = time.perf_counter()
-    est = SparseFric(static_only=False).fit([big])
-    wall = time.perf_counter() - t0
+    walls = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        est = SparseFric(static_only=False).fit([big])
+        walls.append(time.perf_counter() - t0)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(f"RESULT samples={len(big)} sim={t_sim:.2f} fit={wall:.2f} rss_before_kb={rss_before} "
-          f"rss_kb={rss} kind={est.model_.kind}", flush=True)
+    print(f"RESULT samples={len(big)} walls={','.join(f'{w:.3f}' for w in walls)} "
+          f"rss_before_kb={rss_before} rss_kb={rss} kind={est.model_.kind}", flush=True)
 
 
-def parse_memory(out: str, elapsed: float, peak: int) -> dict | None:
+def parse_scaling(out: str) -> dict | None:
     line = next((ln for ln in out.splitlines() if ln.startswith("RESULT")), "")
     if not line:
         return None
     kv = dict(item.split("=", 1) for item in line.split()[1:])
-    return {"ok": True, "samples": int(kv["samples"]), "fit": float(kv["fit"]),
-            "sim": float(kv["sim"]), "rss": int(kv["rss_kb"]) * 1024,
-            "rss_before": int(kv["rss_before_kb"]) * 1024, "peak_polled": peak,
-            "elapsed": elapsed, "kind": kv["kind"]}
+    walls = [float(w) for w in kv["walls"].split(",")]
+    return {"ok": True, "samples": int(kv["samples"]), "walls": walls,
+            "fit": float(np.median(walls)), "rss": int(kv["rss_kb"]) * 1024,
+            "rss_before": int(kv["rss_before_kb"]) * 1024, "kind": kv["kind"]}
 
 
-def bench_memory(n: int, limit: float | None) -> dict:
-    """Run :func:`memory_child` in a fresh process, watching its RSS; kill it past the limits."""
-    proc = subprocess.Popen([sys.executable, __file__, "--memory-child", str(n)],
+def bench_scaling_point(n: int, repeats: int, limit: float | None) -> dict:
+    """:func:`scaling_child` in a fresh process, watching its RSS; killed past the limits."""
+    proc = subprocess.Popen([sys.executable, __file__, "--scaling-child", str(n), str(repeats)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     t0 = time.perf_counter()
     peak, reason = 0, ""
@@ -240,13 +318,20 @@ def bench_memory(n: int, limit: float | None) -> dict:
             break
         time.sleep(0.25)
     out, err = proc.communicate()
-    elapsed = time.perf_counter() - t0
-    res = parse_memory(out, elapsed, peak)
+    res = parse_scaling(out)
     if res is None:
         last = err.strip().splitlines()[-1] if err.strip() else "no output"
-        return {"ok": False, "reason": reason or f"failed: {last}", "elapsed": elapsed,
-                "peak": peak}
+        return {"ok": False, "samples": n, "reason": reason or f"failed: {last}", "peak": peak}
     return res
+
+
+def exponent(points: list[dict], smallest: int = 50_000) -> float:
+    """Slope of log(fit time) against log(samples) over the points from ``smallest`` samples."""
+    use = [p for p in points if p["ok"] and p["samples"] >= smallest]
+    if len(use) < 2:
+        return float("nan")
+    return float(np.polyfit(np.log([p["samples"] for p in use]),
+                            np.log([p["fit"] for p in use]), 1)[0])
 
 
 # ---------------------------------------------------------------------------- report
@@ -254,21 +339,87 @@ def _ok(good: bool) -> str:
     return "met" if good else "**missed**"
 
 
+def _walls(times: list[float]) -> str:
+    return ", ".join(f"{t:.2f}" for t in times)
+
+
+def cli_rows(root: Path) -> list[tuple[str, ...]]:
+    """Rows 4: identify, fit, report, output-error, predict and --help."""
+    rows = []
+    sets = {"data/example": example_files(), "joint51": joint51(root)}
+    results = {name: bench_data_set(name.replace("/", "_"), files, root)
+               for name, files in sets.items()}
+    for name, r in results.items():
+        what = ("data/example (2 train, 2 validate, 2 test records)" if name == "data/example"
+                else f"a {r['samples']}-sample {r['records']}-record joint (`sparsefric "
+                     f"simulate --velocities {JOINT51_VELOCITIES} --seed 1`)")
+        strict = name == "joint51"
+        rows.append((f"4. `sparsefric identify` with report, {what}",
+                     f"{r['wall']:.2f} s", "≤ 3 s, ≤ 1× output-error" if strict else "—",
+                     _ok(r["wall"] <= 3.0 and r["ratio"] <= 1.0) if strict else "—",
+                     f"CLI wall, median of {_walls(r['walls'])} s; ÷ output-error ×5 "
+                     f"({r['oe']:.2f} s, {r['oe_evals']} residual evaluations, IDIM-LS start) "
+                     f"= {r['ratio']:.2f}; model {r['model']}"))
+        rows.append((f"4. `SparseFric().fit` alone, {name}", f"{r['fit']:.2f} s",
+                     "≤ 1.5 s" if strict else "—",
+                     _ok(r["fit"] <= 1.5) if strict else "—",
+                     f"÷ output-error ×5 = {r['fit_ratio']:.2f}; TV differentiation included"))
+        rows.append((f"4. report and result files alone (`write_results`), {name}",
+                     f"{r['report']:.2f} s", "≤ 0.8 s" if strict else "—",
+                     _ok(r["report"] <= 0.8) if strict else "—", ""))
+        print(*rows[-3:], sep="\n", flush=True)
+    pred = bench_predict(sets["data/example"], results["data/example"]["out"] / "model.json")
+    rows.append(("4. `sparsefric predict` on data/example's 2 test records",
+                 f"{pred:.2f} s", "≤ 1 s", _ok(pred <= 1.0), "CLI wall, TV differentiation "
+                 "included"))
+    helps = bench_help()
+    rows.append(("4. `sparsefric --help`", f"{helps:.2f} s", "≤ 0.3 s", _ok(helps <= 0.3),
+                 "CLI wall"))
+    print(*rows[-2:], sep="\n", flush=True)
+    return rows
+
+
+def scaling_rows(limit: float | None) -> list[tuple[str, ...]]:
+    """Rows 5: the fit on 10k…1M simulated samples, one child process per size."""
+    rows, points = [], []
+    for n in SCALING_SAMPLES:
+        big = n >= 1_000_000
+        r = bench_scaling_point(n, 1 if big else REPEATS, limit if big else None)
+        points.append(r)
+        target = "≤ 30 s, ≤ 1.5 GB" if big else "—"
+        if r["ok"]:
+            good = r["fit"] <= 30.0 and r["rss"] <= 1.5 * 2**30
+            rows.append((f"5. `SparseFric(static_only=False).fit`, {n:,} samples",
+                         f"{r['fit']:.2f} s, {r['rss'] / 2**30:.2f} GB", target,
+                         _ok(good) if big else "—",
+                         f"{'one run' if big else 'median of ' + _walls(r['walls']) + ' s'}; "
+                         f"peak ru_maxrss ({r['rss_before'] / 2**30:.2f} GB before the fit); "
+                         f"model {r['kind']}"))
+        else:
+            rows.append((f"5. `SparseFric(static_only=False).fit`, {n:,} samples",
+                         f"not measured: {r['reason']}", target, "—",
+                         f"largest resident size seen {r['peak'] / 2**30:.2f} GB"))
+        print(rows[-1], flush=True)
+    k = exponent(points)
+    rows.append(("5. growth of the fit time, 50k → 1M samples", f"∝ n^{k:.2f}", "≤ n^1.1",
+                 _ok(k <= 1.1) if np.isfinite(k) else "—",
+                 "least-squares slope of log time on log samples"))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", action="store_true",
-                    help="run the 1e6-sample memory fit without the 180 s limit")
-    ap.add_argument("--skip-memory", action="store_true")
-    ap.add_argument("--memory-log", type=Path,
-                    help="take figure 5 from the output of an earlier separate run of "
-                         "`bench_core.py --memory-child 1000000` instead of running it")
-    ap.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
+                    help="run the 1e6-sample fit without the time limit")
+    ap.add_argument("--skip-scaling", action="store_true")
+    ap.add_argument("--scaling-child", type=int, nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
-    if args.memory_child:
-        memory_child(args.memory_child)
+    if args.scaling_child:
+        scaling_child(*args.scaling_child)
         return 0
     t_all = time.perf_counter()
+    load = [os.getloadavg()[0]]
     rows = []
 
     s = bench_simulator()
@@ -299,52 +450,30 @@ def main(argv: list[str] | None = None) -> int:
                      f"Ω_s = {r['omega']:.3g} rad/s"))
         print(rows[-1], flush=True)
 
-    f = bench_fit()
-    rows.append(("4. `SparseFric().fit` on data/example (TV differentiation included)",
-                 f"{f['wall']:.1f} s", "≤ 10 s", _ok(f["wall"] <= 10.0),
-                 f"{f['samples']} train + {f['val_samples']} validation samples; "
-                 f"÷ `output_error_lugre` ({f['oe']:.2f} s, {f['oe_nfev']} iterations, "
-                 f"{f['oe_evals']} residual evaluations; + IDIM-LS start {f['idim']:.3f} s) "
-                 f"= {f['ratio']:.1f}"))
-    print(rows[-1], flush=True)
-
-    if args.skip_memory:
-        m_row = ("5. peak memory, 1e6-sample fit", "not run (--skip-memory)", "≤ 2 GB", "—", "")
-    else:
-        m = (parse_memory(args.memory_log.read_text(), float("nan"), 0) if args.memory_log
-             else bench_memory(1_000_000, None if args.scale else MEMORY_LIMIT_S))
-        if m is None:
-            m = {"ok": False, "reason": f"no RESULT line in {args.memory_log}",
-                 "elapsed": float("nan"), "peak": 0}
-        if m["ok"]:
-            m_row = ("5. peak memory, `SparseFric(static_only=False).fit`, 1e6 samples",
-                     f"{m['rss'] / 2**30:.2f} GB ru_maxrss", "≤ 2 GB", _ok(m["rss"] <= 2**31),
-                     f"fit {m['fit']:.0f} s (simulation {m['sim']:.1f} s); "
-                     f"{m['rss_before'] / 2**30:.2f} GB before the fit; model {m['kind']}"
-                     + (f"; from {args.memory_log.name}, a separate `--memory-child` run"
-                        if args.memory_log else ""))
-        else:
-            m_row = ("5. peak memory, `SparseFric(static_only=False).fit`, 1e6 samples",
-                     f"not measured: {m['reason']}", "≤ 2 GB", "—",
-                     f"largest resident size seen {m['peak'] / 2**30:.2f} GB after "
-                     f"{m['elapsed']:.0f} s")
-    rows.append(m_row)
-    print(rows[-1], flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench_core-") as tmp:
+        rows += cli_rows(Path(tmp))
+    if not args.skip_scaling:
+        rows += scaling_rows(None if args.scale else SCALING_LIMIT_S)
     total = time.perf_counter() - t_all
-    write(args.out, rows, total, args.scale)
+    load.append(os.getloadavg()[0])
+    write(args.out, rows, total, args.scale, load)
     print(f"total {total:.0f} s; wrote {args.out}")
     return 0
 
 
-def write(path: Path, rows, total: float, scale: bool) -> None:
+def write(path: Path, rows, total: float, scale: bool, load: list[float]) -> None:
     sys.path.insert(0, str(HERE))
     from run import machine, update_core_section  # the same machine line as RESULTS.md
 
     lines = ["# Core benchmarks", "",
              f"- date: {_dt.datetime.now().strftime('%Y-%m-%d %H:%M')}; machine: {machine()}",
              f"- reproduce: `python benchmarks/bench_core.py{' --scale' if scale else ''}` "
-             f"(took {total:.0f} s); figure 5 in a child process, "
-             f"{'without a time limit' if scale else 'stopped after 180 s unless --scale'}", "",
+             f"(took {total:.0f} s); times are wall-clock medians of {REPEATS} runs in one "
+             "run of the script; rows 5 run in child processes, the 1M-sample fit once, "
+             + ("without a time limit" if scale
+                else f"stopped after {SCALING_LIMIT_S:.0f} s unless --scale"),
+             f"- load: 1-minute load average {load[0]:.1f} at the start, {load[-1]:.1f} at the "
+             f"end ({os.cpu_count()} CPUs; other jobs lengthen every wall time)", "",
              "| benchmark | measured | target | | notes |", "|---|---|---|---|---|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     path.write_text("\n".join(lines) + "\n")

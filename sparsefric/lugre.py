@@ -151,7 +151,7 @@ def _advance(z, qd0, g0, qd1, g1, sigma0, k, h):
     return z_step(z, 0.5 * (qd0 + qd1), 0.5 * (g0 + g1), sigma0, k, h)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _integrate(qd, dt, sigma0, g, k, z0):
     n = qd.shape[0]
     z = np.empty(n)
@@ -180,7 +180,7 @@ def _step(z, qd_prev, g_prev, started, qd, h, sigma0, sigma1,  # noqa: PLR0913 -
     return sigma0 * z + sigma1 * zd + viscous, z, g
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _g_array(qd, fc, omega, deltas, amps):
     out = np.empty(qd.shape[0])
     for i in range(qd.shape[0]):
@@ -222,7 +222,8 @@ def steady_state_z(qd: float, params: FrictionParams) -> float:
 
 
 def integrate_z(
-    qd: np.ndarray, dt: float | np.ndarray, params: FrictionParams, z0: float | None = None
+    qd: np.ndarray, dt: float | np.ndarray, params: FrictionParams, z0: float | None = None,
+    g: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Integrate the bristle state along a velocity record.
 
@@ -239,6 +240,9 @@ def integrate_z(
         speed above 5 % of its largest) starts at the steady state (:func:`steady_state_z`) —
         z = 0 would drop the friction of a record cut out of steady sliding — and one that
         starts at rest starts at z = 0.
+    g : ndarray, shape (n,), optional
+        :func:`stribeck_g` of ``qd`` and ``params`` [N·m] if already computed: g does not
+        depend on σ0, so a search over σ0 computes it once (it costs more than the integration).
 
     Returns
     -------
@@ -249,9 +253,11 @@ def integrate_z(
     """
     qd = np.ascontiguousarray(qd, dtype=np.float64)
     n = qd.shape[0]
-    step = np.broadcast_to(np.asarray(dt, dtype=np.float64), (n,)) if np.ndim(dt) == 0 else dt
-    step = np.ascontiguousarray(np.resize(np.asarray(step, dtype=np.float64), n))
-    g = stribeck_g(qd, params)
+    if np.ndim(dt) == 0:
+        step = np.full(n, float(dt))
+    else:
+        step = np.ascontiguousarray(np.resize(np.asarray(dt, dtype=np.float64), n))
+    g = stribeck_g(qd, params) if g is None else np.ascontiguousarray(g, dtype=np.float64)
     moving = n > 0 and abs(qd[0]) > 0.05 * float(np.max(np.abs(qd)))
     start = float(z0) if z0 is not None else (steady_state_z(qd[0], params) if moving else 0.0)
     return _integrate(qd, step, float(params.sigma0), g, float(params.tanh_k), start)

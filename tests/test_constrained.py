@@ -5,6 +5,7 @@ import pytest
 
 from sparsefric.feature_library import SignalLibrary, StribeckLibrary, ViscousLibrary
 from sparsefric.optimizers.constrained import (
+    FixedColumnsLstsq,
     constrained_lstsq,
     shape_constraints,
     slope_rows,
@@ -37,6 +38,44 @@ def test_unconstrained_solution_is_kept_when_it_satisfies_the_shape():
     y = A @ np.array([1.0, 2.0, 3.0]) + 0.01 * rng.normal(size=500)
     C = np.eye(3)  # all ≥ 0: satisfied by the fit
     np.testing.assert_array_equal(constrained_lstsq(A, y, C), constrained_lstsq(A, y))
+
+
+@pytest.mark.parametrize("shaped", [False, True])
+def test_fixed_columns_solve_is_the_least_squares_on_the_whole_matrix(shaped):
+    """Solving with the fixed columns copied once equals the fit on [new columns, F] to the last
+    bit (the iterations' decisions may turn on round-off), with the constraint binding (σ1 ≥ 0
+    on a column whose free coefficient is negative) or not, and for a second target."""
+    rng = np.random.default_rng(3)
+    n = 4000
+    F = np.column_stack([rng.normal(size=n), rng.normal(size=n) ** 3, np.ones(n)])
+    fixed = FixedColumnsLstsq(F, rng.normal(size=n))
+    A = fixed.design(2)
+    C = np.eye(5)[[1]] if shaped else None
+    for scale in (1.0, 3.0):
+        Z = rng.normal(size=(2, n)) * np.array([[100.0], [0.01]]) * scale
+        y = Z.T @ np.array([0.02, -50.0]) + F @ np.array([1.0, 0.5, -2.0]) + rng.normal(size=n)
+        A[:, :2] = Z.T
+        coef, err = fixed.solve(A, 2, C, y)
+        whole = np.column_stack([Z.T, F])
+        np.testing.assert_array_equal(coef, constrained_lstsq(whole, y, C))
+        assert err == np.linalg.norm(whole @ coef - y)
+        if shaped:
+            assert coef[1] == pytest.approx(0.0, abs=1e-12)
+        else:
+            assert coef[1] == pytest.approx(-50.0, rel=0.1)
+
+
+def test_fixed_columns_solve_drops_non_finite_rows_as_the_whole_matrix_fit():
+    rng = np.random.default_rng(4)
+    F = rng.normal(size=(300, 2))
+    y = F @ np.array([1.0, -1.0]) + 0.1 * rng.normal(size=300)
+    fixed = FixedColumnsLstsq(F, y)
+    A = fixed.design(1)
+    A[:, 0] = rng.normal(size=300)
+    A[7, 0] = np.nan
+    coef, err = fixed.solve(A, 1)
+    np.testing.assert_array_equal(coef, constrained_lstsq(A, y))
+    assert np.isnan(err)
 
 
 def test_two_speeds_cannot_be_fitted_with_a_negative_viscous_slope():

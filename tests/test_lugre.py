@@ -110,3 +110,44 @@ def test_a_trial_g_without_coulomb_level_that_underflows_keeps_z_finite():
     z, zd = integrate_z(qd, 1e-3, p)
     assert np.all(np.isfinite(z)) and np.all(np.isfinite(zd))
     assert np.abs(z[-100:]).max() < 1e-12 and np.abs(zd[-100:]).max() < 1e-9
+
+
+def test_sigma0_starts_on_threads_give_the_runs_of_one_thread(monkeypatch):
+    """The σ0 starts run side by side; each run is the one a single thread computes, bit for
+    bit, and the runs come back in the order of the starts."""
+    from dataclasses import replace
+
+    import numba
+
+    from sparsefric.signals import Signals
+    from sparsefric.simulate import EXAMPLE_TRUTH, Sensors, paper_experiment
+    from sparsefric.steps.iterations import (
+        FrictionData,
+        IterationSettings,
+        Structure,
+        multistart,
+    )
+
+    tr = paper_experiment(EXAMPLE_TRUTH, {"train": (0.127,)},
+                          sensors=Sensors(seed=5))["train"][0]
+    qd, dt = tr.truth["qd_true"][:6000], float(tr.dt)
+    truth = EXAMPLE_TRUTH.friction
+    tau_c = lugre_torque(qd, dt, truth) + 0.3 * np.random.default_rng(0).normal(size=qd.size)
+    x = Signals(tr.q[:6000], qd, np.zeros_like(qd))
+    starts = [replace(truth, sigma0=s0) for s0 in (2e3, 1.5e4, 8e4)]
+    settings = IterationSettings(max_outer=3, max_inner=8)
+
+    def runs(threads: int) -> list:
+        monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", threads)
+        data = FrictionData(x, tau_c, [(0, len(qd))], [dt])
+        done: list[int] = []
+        out = multistart(starts, Structure((1, 3), (1.5,)), data, settings, 1.0, done.append)
+        assert done == [0, 1, 2]
+        return out
+
+    one, two = runs(1), runs(2)
+    assert [r.sigma0_init for r in two] == [2e3, 1.5e4, 8e4]
+    for a, b in zip(one, two, strict=True):
+        assert (a.params.sigma0, a.params.sigma1, a.error) == (b.params.sigma0, b.params.sigma1,
+                                                                b.error)
+        np.testing.assert_array_equal(a.params.coefficients, b.params.coefficients)

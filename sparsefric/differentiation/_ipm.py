@@ -225,7 +225,7 @@ def _update(
     return (0.5 * sq + lam * l1) - (-0.5 * sq + lin)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def pdip(y: np.ndarray, lam: float, c: np.ndarray, band: np.ndarray, tol: float, max_iter: int):
     """Primal-dual interior point (l1_tf, Kim et al. 2009) on the dual box QP.
 

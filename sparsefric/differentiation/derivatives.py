@@ -13,16 +13,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.integrate import cumulative_trapezoid
-from scipy.signal import butter, savgol_filter, sosfiltfilt
 
 from sparsefric.differentiation.trend_filter import (
+    TrendFilterResult,
     measurement_noise_std,
     rounding_dominated,
     trend_filter,
 )
 from sparsefric.errors import SparsefricError
 from sparsefric.options import DIFFERENTIATION
+from sparsefric.threads import in_parallel
 
 __all__ = [
     "METHODS",
@@ -129,8 +129,10 @@ def second_difference(x: np.ndarray, h: float) -> np.ndarray:
 
 
 def _integrate(f: np.ndarray, h: float) -> np.ndarray:
-    """Cumulative trapezoidal integral from 0, same length as ``f``."""
-    return cumulative_trapezoid(f, dx=h, initial=0.0)
+    """Cumulative trapezoidal integral from 0, same length as ``f`` (scipy's
+    ``cumulative_trapezoid(f, dx=h, initial=0)``, operation for operation, without importing
+    scipy.integrate at start-up)."""
+    return np.concatenate(([0.0], np.cumsum(h * (f[1:] + f[:-1]) / 2.0)))
 
 
 def _fit_constants(target: np.ndarray, base: np.ndarray, columns: list[np.ndarray]) -> np.ndarray:
@@ -144,13 +146,35 @@ def _fit_constants(target: np.ndarray, base: np.ndarray, columns: list[np.ndarra
 # TV (trend filtering) with the automatic weight
 
 
-def _sure(y: np.ndarray, kappa: float, m: int) -> float:
-    """Stein's unbiased risk estimate per sample, in units of σ̂², of the trend filter of ``y``
-    (already divided by σ̂): ``(‖y − x̂‖² − n + 2·df)/n`` with df = #knots + m (Tibshirani &
-    Taylor 2012)."""
-    r = trend_filter(y, kappa, m)
+class TrendFits:
+    """Trend filters of order ``m`` of windows of one signal ``ys``, each solved once.
+
+    The κ search, the torque check and the final fit of :func:`tv_fit` ask for the same
+    (window, κ) fits; the interior-point solve is the cost of the differentiation.
+    """
+
+    def __init__(self, ys: np.ndarray, m: int):
+        self.ys = ys
+        self.m = m
+        self._done: dict[tuple[int, int, float], TrendFilterResult] = {}
+
+    def __call__(self, window: slice, kappa: float) -> TrendFilterResult:
+        """:func:`trend_filter` of ``ys[window]`` with λ = ``kappa``."""
+        start, stop, _ = window.indices(self.ys.size)
+        key = (start, stop, float(kappa))
+        if key not in self._done:
+            self._done[key] = trend_filter(self.ys[start:stop], float(kappa), self.m)
+        return self._done[key]
+
+
+def _sure(fits: TrendFits, window: slice, kappa: float) -> float:
+    """Stein's unbiased risk estimate per sample, in units of σ̂², of the trend filter of the
+    ``window`` of ``fits.ys`` (already divided by σ̂): ``(‖y − x̂‖² − n + 2·df)/n`` with
+    df = #knots + m (Tibshirani & Taylor 2012)."""
+    y = fits.ys[window]
+    r = fits(window, kappa)
     n = y.size
-    return float((np.sum((y - r.x) ** 2) - n + 2.0 * (r.n_knots + m)) / n)
+    return float((np.sum((y - r.x) ** 2) - n + 2.0 * (r.n_knots + fits.m)) / n)
 
 
 def _sure_windows(n: int) -> list[slice]:
@@ -171,7 +195,8 @@ def _descend(score: Callable[[int], float], start: int, size: int) -> int:
         i = best
 
 
-def select_tv_weight(y: np.ndarray, m: int) -> tuple[float, dict[int, float]]:
+def select_tv_weight(y: np.ndarray, m: int, fits: TrendFits | None = None
+                     ) -> tuple[float, dict[int, float]]:
     """Automatic dimensionless TV weight κ for ``y`` divided by its noise level.
 
     Rule: minimise SURE(κ) (Stein's unbiased estimate of the mean squared error of the fitted
@@ -180,7 +205,7 @@ def select_tv_weight(y: np.ndarray, m: int) -> tuple[float, dict[int, float]]:
     neighbour that lowers it until none does (the extension is reached only when the end of the
     grid still lowers SURE). Long records (> 30,000 samples) sum SURE over three evenly spaced
     10,000-sample windows (trend filtering is local, so the best κ does not depend on the record
-    length).
+    length). ``fits``: the :class:`TrendFits` of ``y`` to share solves with the caller.
 
     Returns
     -------
@@ -190,11 +215,12 @@ def select_tv_weight(y: np.ndarray, m: int) -> tuple[float, dict[int, float]]:
         :data:`KAPPA_EXTENSION` [1]) evaluated.
     """
     wins = _sure_windows(y.size)
+    fits = TrendFits(y, m) if fits is None else fits
     scores: dict[int, float] = {}
 
     def score(i: int) -> float:
         if i not in scores:
-            scores[i] = sum(_sure(y[w], _SEARCH_GRID[i], m) for w in wins)
+            scores[i] = sum(_sure(fits, w, _SEARCH_GRID[i]) for w in wins)
         return scores[i]
 
     return _SEARCH_GRID[_descend(score, _KAPPA_START, len(_SEARCH_GRID))], scores
@@ -218,10 +244,6 @@ def torque_residual(cols: np.ndarray, tau: np.ndarray) -> float:
     return float(np.sqrt(np.mean((cols @ coef - tau) ** 2)))
 
 
-def _window_fits(ys: np.ndarray, kappa: float, m: int, wins: list[slice]) -> list[np.ndarray]:
-    return [trend_filter(ys[w], kappa, m).x for w in wins]
-
-
 def _within_band(ys: np.ndarray, fits: list[np.ndarray], wins: list[slice]) -> bool:
     """Whether the windowed fits stay within :data:`LATTICE_BAND` of ``ys`` (units of σ̂) on
     99 % of the samples."""
@@ -230,7 +252,7 @@ def _within_band(ys: np.ndarray, fits: list[np.ndarray], wins: list[slice]) -> b
 
 
 def raise_for_torque(ys: np.ndarray, scale: float, tau: np.ndarray, h: float, m: int,
-                     kappa: float) -> tuple[float, float]:
+                     kappa: float, fits: TrendFits | None = None) -> tuple[float, float]:
     r"""SURE's ``kappa``, or a larger κ of the grid whose fitted angle predicts the torque better.
 
     SURE assumes white noise; the rounding error of a slow move on a coarse encoder is a slow
@@ -244,7 +266,8 @@ def raise_for_torque(ys: np.ndarray, scale: float, tau: np.ndarray, h: float, m:
     r(κ) < (1 − :data:`TORQUE_GAIN`)·r(kappa). Without the band, the static model of the check
     prefers a velocity smeared across reversals: on a stiff joint moving at 9 counts per sample
     it took κ from 30 to 1e5, the fit strayed 7 counts from the readings, and the σ0 identified
-    from it was −76 % (``DESIGN.md`` §23).
+    from it was −76 % (``DESIGN.md`` §23). ``fits``: the :class:`TrendFits` of ``ys`` the κ
+    search used.
 
     Returns
     -------
@@ -254,9 +277,11 @@ def raise_for_torque(ys: np.ndarray, scale: float, tau: np.ndarray, h: float, m:
         r(κ)/r(``kappa``) (1 when SURE's κ is kept).
     """
     wins = _sure_windows(ys.size)
-    fits = {k: _window_fits(ys, k, m, wins) for k in _SEARCH_GRID if k >= kappa}
-    larger = [k for k, xs in fits.items() if k == kappa or _within_band(ys, xs, wins)]
-    cols = {k: np.vstack([torque_columns(x * scale, h) for x in fits[k]]) for k in larger}
+    fits = TrendFits(ys, m) if fits is None else fits
+    larger = [k for k in _SEARCH_GRID if k >= kappa and
+              (k == kappa or _within_band(ys, [fits(w, k).x for w in wins], wins))]
+    cols = {k: np.vstack([torque_columns(fits(w, k).x * scale, h) for w in wins])
+            for k in larger}
     taus = np.concatenate([tau[w] for w in wins])
     speed = np.abs(cols[larger[-1]][:, -1])
     moving = speed > _MOVING_FRACTION * float(np.quantile(speed, 0.99))
@@ -269,15 +294,17 @@ def raise_for_torque(ys: np.ndarray, scale: float, tau: np.ndarray, h: float, m:
     return kappa, 1.0
 
 
-def _auto_kappa(ys: np.ndarray, m: int, scale: float, tau: np.ndarray | None,
+def _auto_kappa(fits: TrendFits, scale: float, tau: np.ndarray | None,
                 h: float | None) -> tuple[float, str]:
-    """SURE's κ (:func:`select_tv_weight`); on a staircase (:func:`.rounding_dominated`), raised
-    by :func:`raise_for_torque` when ``tau`` and ``h`` are given. And the rule in words."""
-    kappa, _ = select_tv_weight(ys, m)
+    """SURE's κ (:func:`select_tv_weight`) for ``fits.ys``; on a staircase
+    (:func:`.rounding_dominated`), raised by :func:`raise_for_torque` when ``tau`` and ``h`` are
+    given. And the rule in words."""
+    ys, m = fits.ys, fits.m
+    kappa, _ = select_tv_weight(ys, m, fits)
     rule = (f"auto: κ = argmin SURE over half-decade grid {_SEARCH_GRID[0]:g}..{_SEARCH_GRID[-1]:g}"
             f" (df = knots + {m}); λ = κ·σ̂")
     if tau is not None and h is not None and rounding_dominated(ys, m + 1):
-        raised, ratio = raise_for_torque(ys, scale, tau, h, m, kappa)
+        raised, ratio = raise_for_torque(ys, scale, tau, h, m, kappa, fits)
         if raised != kappa:
             rule += (f"; raised from SURE's {kappa:g}: the torque residual of a rigid-body + "
                      f"Coulomb + viscous fit is {100 * (1 - ratio):.1f} % smaller")
@@ -324,14 +351,15 @@ def tv_fit(y: np.ndarray, m: int, kappa: float | None = None, *, tau: np.ndarray
     scale = sigma if sigma > 0 else 1.0
     ys = (y - offset) / scale
     auto = kappa is None and sigma > 0.0
+    fits = TrendFits(ys, m)
     if kappa is None:
-        kappa, rule = (_auto_kappa(ys, m, scale, tau, h) if auto else
+        kappa, rule = (_auto_kappa(fits, scale, tau, h) if auto else
                        (0.0, "auto: no noise detected (σ̂ = 0), no regularisation"))
     elif not np.isfinite(kappa) or kappa < 0:
         raise DifferentiationError(f"regularization must be a finite number >= 0, got {kappa}")
     else:
         rule = "user: λ = regularization·σ̂"
-    res = trend_filter(ys, float(kappa), m)
+    res = fits(slice(None), float(kappa))
     info: dict[str, Any] = {
         "regularization": float(kappa),
         "lambda": float(kappa) * sigma,
@@ -369,7 +397,9 @@ def _tv(
 ) -> Derivatives:
     """The paper's pipeline; see :func:`differentiate`."""
     m = tv_order + 1
-    x, info_q = tv_fit(q, m, kappa_q, tau=tau, h=h)
+    # the angle's and the torque's fits are independent: side by side
+    (x, info_q), (xt, info_t) = in_parallel(lambda fit: fit(), [
+        lambda: tv_fit(q, m, kappa_q, tau=tau, h=h), lambda: tv_fit(tau, 2, kappa_tau)])
     # q̈ from the fitted angle, then q̇ and q by integration, constants by LS on the angle.
     if tv_order >= 2:
         qdd = second_difference(x, h)
@@ -385,7 +415,6 @@ def _tv(
         q_hat = _fit_constants(q, _integrate(qd, h), [np.ones_like(q)])
     # Torque: TV-regularised derivative (TV of τ̇, i.e. D² on τ), then integrated back and the
     # constant fitted by LS to the measured torque.
-    xt, info_t = tv_fit(tau, 2, kappa_tau)
     tau_hat = _fit_constants(tau, _integrate(central_difference(xt, h), h), [np.ones_like(tau)])
     params: dict[str, Any] = {
         "tv_order": tv_order,
@@ -401,6 +430,8 @@ def _tv(
 
 
 def _butterworth(q: np.ndarray, tau: np.ndarray, h: float, cutoff_hz: float | None) -> Derivatives:
+    from scipy.signal import butter, sosfiltfilt  # ~0.5 s to import: only where used
+
     fs = 1.0 / h
     fc = min(DEFAULT_CUTOFF_HZ, 0.4 * fs / 2.0) if cutoff_hz is None else float(cutoff_hz)
     if not 0.0 < fc < fs / 2.0:
@@ -418,6 +449,8 @@ def _butterworth(q: np.ndarray, tau: np.ndarray, h: float, cutoff_hz: float | No
 
 
 def _savgol(q: np.ndarray, tau: np.ndarray, h: float, window_s: float | None) -> Derivatives:
+    from scipy.signal import savgol_filter  # ~0.5 s to import: only where used
+
     w_s = DEFAULT_WINDOW_S if window_s is None else float(window_s)
     if not (np.isfinite(w_s) and w_s > 0):
         raise DifferentiationError(f"window_s must be a positive duration in s, got {w_s}")

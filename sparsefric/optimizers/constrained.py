@@ -124,6 +124,11 @@ def constrained_lstsq(A: np.ndarray, y: np.ndarray, C: np.ndarray | None = None)
     finite = np.isfinite(y) & np.all(np.isfinite(A), axis=1)
     if not finite.all():
         A, y = A[finite], y[finite]
+    return _finite_lstsq(A, y, C)
+
+
+def _finite_lstsq(A: np.ndarray, y: np.ndarray, C: np.ndarray | None) -> np.ndarray:
+    """:func:`constrained_lstsq` of finite A and y."""
     G = A.T @ A
     if not np.all(np.isfinite(G)):  # products overflowed: solve on A itself (QR)
         return lstsq(A, y, cond=1e-13)[0]
@@ -135,6 +140,49 @@ def constrained_lstsq(A: np.ndarray, y: np.ndarray, C: np.ndarray | None = None)
         return coef
     sol = qp_normal(Gs, bs, C / scale)
     return coef if sol is None else sol / scale
+
+
+class FixedColumnsLstsq:
+    """:func:`constrained_lstsq` of y on [k new columns, F] for many new columns, one F and y.
+
+    The iterations of the LuGre stage refit the same viscous and rigid-body columns F (n × m)
+    with new z, ż columns every time. :meth:`design` copies F once into a matrix whose first k
+    columns the caller overwrites before each solve; :meth:`solve` checks only those for
+    non-finite values (F and y are checked here, once). The arithmetic is
+    :func:`constrained_lstsq`'s, operation for operation, so the coefficients are the same to
+    the last bit: the iterations' decisions (an error that rises, σ1 on its bound) can turn on
+    round-off.
+
+    Parameters
+    ----------
+    F : ndarray, shape (n, m)
+        The fixed columns (physical units).
+    y : ndarray, shape (n,)
+        The target.
+    """
+
+    def __init__(self, F: np.ndarray, y: np.ndarray):
+        self.F = np.asarray(F, dtype=float)
+        self.y = np.asarray(y, dtype=float)
+        self.finite = bool(np.isfinite(self.y).all() and np.isfinite(self.F).all())
+
+    def design(self, k: int) -> np.ndarray:
+        """A new (n, k + m) matrix [·, F] whose first k columns are for the caller to fill."""
+        A = np.empty((self.F.shape[0], k + self.F.shape[1]))
+        A[:, k:] = self.F
+        return A
+
+    def solve(self, A: np.ndarray, k: int, C: np.ndarray | None = None,
+              y: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+        """Coefficients of ``A`` (from :meth:`design`, its first ``k`` columns filled) subject to
+        C ξ ≥ 0, and their residual norm ‖Aξ − y‖ [units of y]; ``y``: another target than
+        the one given at construction."""
+        y = self.y if y is None else y
+        if self.finite and np.isfinite(A[:, :k]).all() and np.isfinite(y).all():
+            coef = _finite_lstsq(A, y, C)
+        else:
+            coef = constrained_lstsq(A, y, C)
+        return coef, float(np.linalg.norm(A @ coef - y))
 
 
 def sign_shape_lstsq(G: np.ndarray, b: np.ndarray, nonneg: np.ndarray,

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.signal import chirp as _chirp
 
 
 def trapezoid_moves(q_low: float, q_high: float, velocity: float, acceleration: float,
@@ -65,6 +64,8 @@ def multisine(duration: float, amplitude: float, f_low: float, f_high: float, n_
 def chirp(duration: float, amplitude: float, f0: float, f1: float,
           period: float = 1e-3) -> tuple[np.ndarray, np.ndarray]:
     """Logarithmic chirp torque [N·m] from f0 to f1 [Hz]."""
+    from scipy.signal import chirp as _chirp  # scipy.signal takes ~0.5 s to import
+
     t = np.arange(int(round(duration / period))) * period
     return t, amplitude * _chirp(t, f0=f0, f1=f1, t1=t[-1], method="logarithmic")
 

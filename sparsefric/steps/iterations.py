@@ -44,10 +44,11 @@ from sparsefric.lugre import (
     stribeck_g,
     viscous_torque,
 )
-from sparsefric.optimizers.constrained import constrained_lstsq, shape_constraints, speed_grid
+from sparsefric.optimizers.constrained import FixedColumnsLstsq, shape_constraints, speed_grid
 from sparsefric.optimizers.sr3 import GramCache, SR3Newton
 from sparsefric.selection import thin
 from sparsefric.signals import Signals
+from sparsefric.threads import in_parallel
 
 #: Initial σ0 [N·m/rad] of the multi-start (the main paper's values, for its joint).
 DEFAULT_SIGMA0_STARTS = (1e3, 5e3, 1e4, 5e4, 1e5)
@@ -76,6 +77,11 @@ class Structure:
     deltas: tuple[float, ...]
     tanh_k: float = 0.0
     axis: str = "revolute"  #: for the units of the coefficients
+
+
+_REGRESSIONS = "_regressions"
+#: Fixed-column regressions a :class:`FrictionData` keeps (one per set of viscous powers).
+MAX_REGRESSIONS = 4
 
 
 @dataclass(frozen=True)
@@ -137,7 +143,24 @@ class FrictionData:
         out = replace(self, rigid=np.asarray(rigid, dtype=float))
         if "shape_speeds" in self.__dict__:  # the motion is the same: keep the grid
             out.__dict__["shape_speeds"] = self.shape_speeds
+        # regressions of τ on the rigid columns do not depend on the coefficients
+        out.__dict__[_REGRESSIONS] = {k: v for k, v in self.__dict__.get(_REGRESSIONS, {}).items()
+                                      if k[1]}
         return out
+
+    def regression(self, powers: tuple[int, ...], refit_rigid: bool) -> FixedColumnsLstsq:
+        """Least squares on the columns [viscous q̇^p…, (rigid…)] that every inner-loop fit and
+        σ0 refit shares, and their target (:func:`_regression`); built once per set of viscous
+        ``powers`` (the last :data:`MAX_REGRESSIONS` are kept)."""
+        key = (powers, bool(refit_rigid and self.n_rigid))
+        cache = self.__dict__.setdefault(_REGRESSIONS, {})
+        if key not in cache:
+            y, R = _regression(self, refit_rigid)
+            while len(cache) >= MAX_REGRESSIONS:
+                cache.pop(next(iter(cache)))
+            cache[key] = FixedColumnsLstsq(
+                np.column_stack([_viscous_columns(self.x.qd, powers), R]), y)
+        return cache[key]
 
 
 @dataclass(frozen=True)
@@ -221,13 +244,18 @@ def violations(params: FrictionParams, data: FrictionData, error: float) -> tupl
 
 
 def integrate_all(qd: np.ndarray, bounds: list[tuple[int, int]], dt: list[float],
-                  params: FrictionParams) -> tuple[np.ndarray, np.ndarray]:
+                  params: FrictionParams, g: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """z [rad] and ż [rad/s] of every trajectory, each integrated on its own from the default
-    start of :func:`sparsefric.lugre.integrate_z`."""
+    start of :func:`sparsefric.lugre.integrate_z`.
+
+    ``g``: :func:`~sparsefric.lugre.stribeck_g` of ``qd`` and ``params`` [N·m] where already
+    computed (it does not change with σ0 and costs more than the integration)."""
+    g = stribeck_g(qd, params) if g is None else g
     z = np.empty_like(qd)
     zd = np.empty_like(qd)
     for (a, b), h in zip(bounds, dt, strict=True):
-        z[a:b], zd[a:b] = integrate_z(qd[a:b], h, params)
+        z[a:b], zd[a:b] = integrate_z(qd[a:b], h, params, g=g[a:b])
     return z, zd
 
 
@@ -283,7 +311,8 @@ def _regression(data: FrictionData, refit_rigid: bool) -> tuple[np.ndarray, np.n
 
 
 def inner_loop(params: FrictionParams, data: FrictionData, max_inner: int = 50,
-               refit_rigid: bool = True, rule: str = "best") -> InnerResult:
+               refit_rigid: bool = True, rule: str = "best",
+               g: np.ndarray | None = None) -> InnerResult:
     """Step 3: integrate z, fit [u, u̇, viscous (, rigid body)], update σ0 ← σ0 ξ_u until the
     error rises.
 
@@ -294,28 +323,31 @@ def inner_loop(params: FrictionParams, data: FrictionData, max_inner: int = 50,
     With ``refit_rigid`` the rigid-body columns join the least squares on every sample, with z
     integrated: the inertia is then estimated against the friction's pre-sliding transients,
     which carry most of the q̈ information (``DESIGN.md`` §24). σ1 ≥ 0 and a non-decreasing
-    τ_v are constraints of the fit.
+    τ_v are constraints of the fit. ``g``: g(q̇) of ``params`` [N·m] if already computed (the
+    loop changes σ0 only, so g stays).
     """
     x = data.x
-    y, R = _regression(data, refit_rigid)
+    g = stribeck_g(x.qd, params) if g is None else g
     powers = tuple(int(p) for p in params.powers)
-    visc = _viscous_columns(x.qd, powers)
-    C = _shape(data, 2, 2 + len(powers) + R.shape[1], powers, (1,))
+    fixed = data.regression(powers, refit_rigid)
+    A = fixed.design(2)  # [u, u̇, viscous (, rigid)]
+    C = _shape(data, 2, A.shape[1], powers, (1,))
     best = InnerResult(params, np.inf, np.nan, 0, np.zeros_like(x.qd), np.zeros_like(x.qd),
                        data.rigid)
     current = params
     update = None  # the eq. 18–19 update of the best fit
     it = 0
     for it in range(1, max_inner + 1):  # noqa: B007
-        z, zd = integrate_all(x.qd, data.bounds, data.dt, current)
+        z, zd = integrate_all(x.qd, data.bounds, data.dt, current, g)
         s0 = current.sigma0
-        A = np.column_stack([s0 * z, s0 * zd, visc, R])
-        coef = constrained_lstsq(A, y, C)
-        err = float(np.linalg.norm(A @ coef - y))
+        np.multiply(s0, z, out=A[:, 0])
+        np.multiply(s0, zd, out=A[:, 1])
+        coef, err = fixed.solve(A, 2, C)
         if not err < best.error:
             break
         best = InnerResult(current, err, float(coef[0]), 0, z, zd,
-                           coef[2 + len(powers):].copy() if R.shape[1] else data.rigid)
+                           coef[2 + len(powers):].copy() if len(coef) > 2 + len(powers)
+                           else data.rigid)
         sigma0 = s0 * coef[0]
         if not (np.isfinite(sigma0) and sigma0 > 0):
             update = None
@@ -344,8 +376,10 @@ def polish_sigma0(params: FrictionParams, data: FrictionData, span: float = 3.0,
     the prediction error, which also sees the pre-sliding transients, has a clear minimum
     (``DESIGN.md`` §14).
     """
+    g = stribeck_g(data.x.qd, params)  # σ0 alone changes
+
     def fit(log_sigma0: float) -> tuple[FrictionParams, float, np.ndarray | None]:
-        return refit_at_sigma0(params, float(np.exp(log_sigma0)), data, refit_rigid)
+        return refit_at_sigma0(params, float(np.exp(log_sigma0)), data, refit_rigid, g)
 
     centre, width = np.log(params.sigma0), np.log(span)
     for _ in range(max_moves):
@@ -360,22 +394,24 @@ def polish_sigma0(params: FrictionParams, data: FrictionData, span: float = 3.0,
 
 
 def refit_at_sigma0(params: FrictionParams, sigma0: float, data: FrictionData,
-                    refit_rigid: bool = True) -> tuple[FrictionParams, float, np.ndarray | None]:
+                    refit_rigid: bool = True, g: np.ndarray | None = None
+                    ) -> tuple[FrictionParams, float, np.ndarray | None]:
     """The model of ``params`` with bristle stiffness ``sigma0`` [N·m/rad]: z integrated, then σ1,
     the viscous coefficients (and, with ``refit_rigid``, the rigid body) refitted by least
     squares of τ − σ0 z on [ż, viscous columns (, rigid columns)] under the constraints of
-    :func:`inner_loop`; g(q̇) kept. Returns the parameters, their error ‖τ_c − τ̂_f‖ [N·m] and
-    the rigid-body coefficients."""
-    y0, R = _regression(data, refit_rigid)
+    :func:`inner_loop`; g(q̇) kept (``g``: its values [N·m] if already computed). Returns the
+    parameters, their error ‖τ_c − τ̂_f‖ [N·m] and the rigid-body coefficients."""
     powers = tuple(int(p) for p in params.powers)
+    fixed = data.regression(powers, refit_rigid)
     trial = replace(params, sigma0=float(sigma0))
-    z, zd = integrate_all(data.x.qd, data.bounds, data.dt, trial)
-    y = y0 - trial.sigma0 * z
-    A = np.column_stack([zd, _viscous_columns(data.x.qd, powers), R])
-    coef = constrained_lstsq(A, y, _shape(data, 1, A.shape[1], powers, (0,)))
+    z, zd = integrate_all(data.x.qd, data.bounds, data.dt, trial, g)
+    A = fixed.design(1)  # [ż, viscous (, rigid)]
+    A[:, 0] = zd
+    coef, err = fixed.solve(A, 1, _shape(data, 1, A.shape[1], powers, (0,)),
+                            fixed.y - trial.sigma0 * z)
     trial = replace(trial, sigma1=float(coef[0]), coefficients=coef[1:1 + len(powers)].copy())
-    rigid = coef[1 + len(powers):].copy() if R.shape[1] else data.rigid
-    return trial, float(np.linalg.norm(A @ coef - y)), rigid
+    rigid = coef[1 + len(powers):].copy() if len(coef) > 1 + len(powers) else data.rigid
+    return trial, err, rigid
 
 
 def outer_library(structure: Structure) -> FeatureLibrary:
@@ -387,12 +423,14 @@ def outer_library(structure: Structure) -> FeatureLibrary:
 
 
 def dynamic_signals(params: FrictionParams, data: FrictionData,
-                    z_zd: tuple[np.ndarray, np.ndarray] | None = None) -> Signals:
+                    z_zd: tuple[np.ndarray, np.ndarray] | None = None,
+                    g: np.ndarray | None = None) -> Signals:
     """Signals with the step-2 multiplier m = σ0 z/g(q̇) and ż of ``params`` (integrated here
-    unless given as ``z_zd``)."""
+    unless given as ``z_zd``; ``g``: g(q̇) [N·m] if already computed)."""
     x = data.x
-    z, zd = integrate_all(x.qd, data.bounds, data.dt, params) if z_zd is None else z_zd
-    m = params.sigma0 * z / np.maximum(stribeck_g(x.qd, params), G_FLOOR)  # as integrate_z
+    g = stribeck_g(x.qd, params) if g is None else g
+    z, zd = integrate_all(x.qd, data.bounds, data.dt, params, g) if z_zd is None else z_zd
+    m = params.sigma0 * z / np.maximum(g, G_FLOOR)  # as integrate_z
     return Signals(x.q, x.qd, x.qdd, multiplier=m, extra={"zdot": zd})
 
 
@@ -408,13 +446,15 @@ def params_from_coefficients(params: FrictionParams, structure: Structure,
 
 
 def outer_fit(params: FrictionParams, structure: Structure, data: FrictionData, nu: float,
-              z_zd: tuple[np.ndarray, np.ndarray] | None = None) -> FrictionParams:
+              z_zd: tuple[np.ndarray, np.ndarray] | None = None,
+              g: np.ndarray | None = None) -> FrictionParams:
     """Step 2: refit g(q̇), τ_v and σ1 with the ż of ``params``; Newton updates of Ω_s.
 
     The regression uses at most :data:`~sparsefric.selection.MAX_ROWS` rows (uniform stride,
-    as the sweeps); the inner loop then refits σ0, σ1 and τ_v on every sample.
+    as the sweeps); the inner loop then refits σ0, σ1 and τ_v on every sample. ``g``: g(q̇) of
+    ``params`` [N·m] if already computed.
     """
-    signals = dynamic_signals(params, data, z_zd)
+    signals = dynamic_signals(params, data, z_zd, g)
     library = outer_library(structure)
     res = SR3Newton(threshold=0.0, nu=nu, theta_bounds=data.theta_bounds).fit(
         GramCache(library, *thin(signals, data.tau_c)), np.log(params.stribeck_velocity))
@@ -449,14 +489,12 @@ def run_iterations(start: FrictionParams, structure: Structure, data: FrictionDa
     best = (np.inf, start, data.rigid)
     reason = f"σ0 did not converge within {s.max_outer} outer iterations"
     converged = False
-    g_old = None
+    g_old, g = None, stribeck_g(data.x.qd, params)
     for k in range(1, s.max_outer + 1):
         sigma0_old = params.sigma0
-        g = stribeck_g(data.x.qd, params)
         g_change = np.inf if g_old is None else float(
             np.linalg.norm(g - g_old) / np.linalg.norm(g))
-        g_old = g
-        inner = inner_loop(params, data, s.max_inner, s.refit_rigid, s.inner_rule)
+        inner = inner_loop(params, data, s.max_inner, s.refit_rigid, s.inner_rule, g)
         params, err, xi_u = inner.params, inner.error, inner.xi_u
         data = data.with_rigid(inner.rigid)
         pred = prediction_error(params, data, (inner.z, inner.zd))
@@ -469,8 +507,9 @@ def run_iterations(start: FrictionParams, structure: Structure, data: FrictionDa
         if abs(params.sigma0 - sigma0_old) <= s.tol * sigma0_old and g_change <= s.g_tol:
             converged, reason = _stop_reason(params, xi_u, s)
             break
-        params = outer_fit(params, structure, data, s.nu, (inner.z, inner.zd))
-        if not np.all(stribeck_g(data.x.qd, params) > 0):
+        params = outer_fit(params, structure, data, s.nu, (inner.z, inner.zd), g)
+        g_old, g = g, stribeck_g(data.x.qd, params)
+        if not np.all(g > 0):
             reason = "g(q̇) became non-positive; kept the last valid model"
             break
     if s.polish:
@@ -531,10 +570,21 @@ def select_run(runs: Sequence[IterationResult],
 def multistart(starts: Sequence[FrictionParams], structure: Structure, data: FrictionData,
                settings: IterationSettings, tau_norm: float,
                after_run: Callable[[int], None] | None = None) -> list[IterationResult]:
-    """:func:`run_iterations` from every start (one σ0 each); ``after_run(i)`` after run i."""
+    """:func:`run_iterations` from every start (one σ0 each); ``after_run(i)`` after run i.
+
+    The runs are independent: they share only ``data`` (read-only once its lazily computed
+    parts are filled in here) and run side by side (:func:`sparsefric.threads.in_parallel`).
+    """
+    for powers in {tuple(int(p) for p in start.powers) for start in starts}:
+        data.regression(powers, settings.refit_rigid)
+    data.tau_c, data.shape_speeds  # noqa: B018 - computed before the threads share data
+
+    def run(start: FrictionParams) -> IterationResult:
+        return run_iterations(start, structure, data, settings, tau_norm)
+
     runs = []
-    for i, start in enumerate(starts):
-        runs.append(run_iterations(start, structure, data, settings, tau_norm))
+    for i, result in enumerate(in_parallel(run, starts)):
+        runs.append(result)
         if after_run is not None:
             after_run(i)
     return runs
