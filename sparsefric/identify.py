@@ -603,6 +603,7 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
     if model.kind == "lugre" and fitted is not None:
         found += checks.identifiability(*fitted)
         found += checks.resolution(model, _position_noise(prepared[0]))
+        found += checks.inertia_agreement(result.static_model, model)
     result.findings += found
 
 

@@ -14,6 +14,18 @@ EXAMPLE = ROOT / "data" / "example"
 EMPS = ROOT / "data" / "emps" / "emps_estimation.csv"
 
 
+def zoo():
+    """The joint zoo of ``benchmarks/zoo.py`` (its folder is appended to the path, so that its
+    scripts never shadow an installed package)."""
+    import importlib
+    import sys
+
+    bench = str(ROOT / "benchmarks")
+    if bench not in sys.path:
+        sys.path.append(bench)
+    return importlib.import_module("zoo")
+
+
 def example_files(role: str) -> list[Path]:
     """The data/example files of one role (train, validate, test)."""
     return sorted(EXAMPLE.glob(f"{role}_*.csv"))

@@ -85,3 +85,17 @@ def test_runs_with_a_stribeck_term_at_rest_or_an_impossible_breakaway_are_implau
     assert any("lower bound" in v for v in at_rest)
     huge = violations(p.__class__(**{**p.__dict__, "amplitudes": np.array([1e4])}), data, 1.0)
     assert any("g(0)" in v for v in huge)
+
+
+@pytest.mark.parametrize(("ratio", "warned"), [(1.0, False), (1.2, False), (0.85, False),
+                                               (1.3, True), (0.7, True), (-0.5, True)])
+def test_two_inertia_estimates_that_disagree_are_a_warning_naming_the_inertia(ratio, warned):
+    """Step 1's inertia (sliding samples) against the LuGre stage's (every sample): beyond
+    ×/÷ 1.25, or of opposite sign, neither is trusted."""
+    static = EXAMPLE_TRUTH.with_(kind="static")
+    lugre = EXAMPLE_TRUTH.with_(inertia=ratio * EXAMPLE_TRUTH.inertia)
+    found = checks.inertia_agreement(static, lugre)
+    assert bool(found) == warned
+    if warned:
+        assert found[0].code == "inertia_disagrees" and "inertia" in found[0].message
+        assert "kg·m²" in found[0].message

@@ -382,18 +382,6 @@ def test_a_weight_at_the_end_of_its_range_is_noted():
     assert example.params["regularization"] == 1000.0 and example.notes == ()
 
 
-def _zoo():
-    """The joint zoo of ``benchmarks/zoo.py`` (appended to the path: never shadows a package)."""
-    import importlib
-    import sys
-    from pathlib import Path
-
-    bench = str(Path(__file__).resolve().parents[1] / "benchmarks")
-    if bench not in sys.path:
-        sys.path.append(bench)
-    return importlib.import_module("zoo")
-
-
 def test_a_raised_weight_never_smooths_beyond_the_encoders_error_band(monkeypatch):
     """Zoo joint 27 (seed 2024): a stiff prismatic joint (σ0 6e5 N/m) at 0.02 m/s, 13 counts of
     3.1 µm per sample. The torque check alone raises κ from 30 to 1e5 (its static model prefers a
@@ -402,7 +390,9 @@ def test_a_raised_weight_never_smooths_beyond_the_encoders_error_band(monkeypatc
     from sparsefric.differentiation import derivatives
     from sparsefric.differentiation.trend_filter import quantisation_step
 
-    zoo = _zoo()
+    from .conftest import zoo as load_zoo
+
+    zoo = load_zoo()
     spec = zoo.draw_joint(2024, 27)
     rec = zoo.simulate_record(spec, spec.records["train"][1], spec.sensor_seed + 100)
     step = quantisation_step(rec.q)
