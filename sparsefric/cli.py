@@ -195,7 +195,7 @@ def _warn(args: argparse.Namespace, text: str) -> None:
 # ------------------------------------------------------------------------------ identify
 #: identify options that only sparsefric uses (their defaults come from the parser).
 _SPARSEFRIC_ONLY = ("model", "static_only", "library", "offset", "omega_starts", "aic_parts",
-                    "presliding_distance", "nu", "tanh_k", "compare", "uncertainty",
+                    "presliding_distance", "nu", "tanh_k", "compare", "uncertainty", "cve",
                     *recipes.ARGUMENTS)
 
 _IDENTIFY_EXAMPLES = _examples(
@@ -264,6 +264,11 @@ def _identify_parser(sub) -> None:
     p.add_argument("--reference", default=None, metavar="MODEL",
                    help="a published reference model (model.json format): quoted and drawn "
                         "like --truth")
+    p.add_argument("--cve", default=None, metavar="FILE",
+                   help="your own constant-velocity results (CSV columns velocity [rad/s or "
+                        "m/s, deg/s with --angle-unit deg], friction [N·m or N], optional "
+                        "std): drawn on the friction–velocity plot and scored against the "
+                        "identified static curve")
     p.add_argument("--uncertainty", choices=UNCERTAINTY, default="fast",
                    help="intervals of the parameters in model.json and the report: fast "
                         "(default, asymptotic HAC covariance, under a second), bootstrap "
@@ -369,6 +374,13 @@ def _known_models(args: argparse.Namespace) -> dict:
     return out
 
 
+def _cve_file(args: argparse.Namespace):
+    """The ``--cve`` points (None without the option)."""
+    from sparsefric.validation import load_cve
+
+    return load_cve(args.cve, angle_unit=args.angle_unit) if args.cve else None
+
+
 def _comparisons(args: argparse.Namespace, train, validate) -> dict:
     """The ``--compare`` baselines fitted on the same records, by method name."""
     from sparsefric.baselines import fit_baseline
@@ -392,6 +404,7 @@ def _run_identify(args: argparse.Namespace) -> int:
     known = _known_models(args)
     if args.method != "sparsefric":
         return _run_baseline(args, train, validate, test, known)
+    cve_file = _cve_file(args)
     models = ("A", "B") if args.model == "both" else (args.model,)
     fitted = {m: _estimator(args, m).fit(train, validate=validate).result_ for m in models}
     compare = _comparisons(args, train, validate)
@@ -402,7 +415,7 @@ def _run_identify(args: argparse.Namespace) -> int:
             target = stage / name if len(fitted) > 1 else stage
             target.mkdir(exist_ok=True)
             summaries[name] = write_results(result, target, train, validate, test,
-                                            known=known, compare=compare)
+                                            known=known, compare=compare, cve_file=cve_file)
 
     staged(out, work, RESULT_NAMES)
     if args.json:

@@ -36,6 +36,8 @@ STYLES = {"static": ("static (step 1)", COLORS["static"], "6 3"),
           "dynamic": ("LuGre (final)", COLORS["dynamic"], None),
           "truth": ("truth", COLORS["truth"], "2 2"),
           "reference": ("reference", COLORS["reference"], "8 3 2 3")}
+#: Colour of a user's own constant-velocity points (the ones from the records are COLORS["cve"]).
+CVE_FILE_COLOR = CYCLE[5]
 
 
 def _style(label: str, k: int = 0) -> tuple[str, str, str | None]:
@@ -169,7 +171,8 @@ def friction_curves(models: Mapping[str, JointModel], v_max: float,
                     unit: dict[str, str], cve: pd.DataFrame | None = None,
                     name: str = "friction",
                     title: str = "Friction–velocity curve (steady state, ż = 0)",
-                    band: tuple[str, StaticBand] | None = None) -> Figure:
+                    band: tuple[str, StaticBand] | None = None,
+                    cve_file: pd.DataFrame | None = None) -> Figure:
     """Steady-state friction of each model against velocity, log and linear, CVE points and
     the confidence band of the identified curve.
 
@@ -186,10 +189,14 @@ def friction_curves(models: Mapping[str, JointModel], v_max: float,
     band : (str, StaticBand), optional
         Legend text and pointwise band of τ_ss(q̇) [N·m | N] (``model.uncertainty.
         static_curve``), drawn behind the curves.
+    cve_file : DataFrame, optional
+        A user's own constant-velocity points (:func:`sparsefric.validation.load_cve`): signed
+        velocity and friction as measured, with friction_std; legend "CVE file".
     """
     lo = 1e-4 * v_max
-    if cve is not None and len(cve):
-        lo = min(lo, 0.5 * float(cve["velocity"].min()))
+    for pts in (cve, cve_file):
+        if pts is not None and len(pts):
+            lo = min(lo, 0.5 * float(np.abs(pts["velocity"]).min()))
     v_log, v_lin = np.geomspace(lo, v_max, 300), np.linspace(-v_max, v_max, 601)
     ylabel = f"τ_f [{unit['tau']}]"
     a = Panel(f"q̇ [{unit['qd']}] (positive, log)", ylabel, xlog=True)
@@ -206,11 +213,21 @@ def friction_curves(models: Mapping[str, JointModel], v_max: float,
         a.line(v_log, m.static_friction(v_log, outside="ignore"), label, color, dash)
         b.line(v_lin, m.static_friction(v_lin, outside="ignore"), label, color, dash)
     if cve is not None and len(cve):
-        v, f = cve["velocity"].to_numpy(float), cve["friction"].to_numpy(float)
-        err = cve["friction_std"].to_numpy(float) if "friction_std" in cve else np.zeros_like(v)
+        v, f, err = _points(cve)
         a.errorbar(v, f, err, "constant-velocity points")
         b.errorbar(np.r_[v, -v], np.r_[f, -f], np.r_[err, err], "constant-velocity points")
+    if cve_file is not None and len(cve_file):
+        v, f, err = _points(cve_file)
+        a.errorbar(np.abs(v), np.sign(v) * f, err, "CVE file", CVE_FILE_COLOR)
+        b.errorbar(v, f, err, "CVE file", CVE_FILE_COLOR)
     return Figure([a, b], title, name)
+
+
+def _points(cve: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Velocity, friction and its spread (0 without a friction_std column) of CVE points."""
+    v, f = cve["velocity"].to_numpy(float), cve["friction"].to_numpy(float)
+    err = cve["friction_std"].to_numpy(float) if "friction_std" in cve else np.zeros_like(v)
+    return v, f, err
 
 
 # ----------------------------------------------------------------------------- iterations

@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pandas as pd
+
 from sparsefric.data import Trajectory
 from sparsefric.model import JointModel
 from sparsefric.report import write_report
@@ -30,14 +32,16 @@ def stamped(model: JointModel) -> JointModel:
 def write_results(result: IdentificationResult, stage: Path, train: Sequence[Trajectory],
                   validate: Sequence[Trajectory] | None, test: Sequence[Trajectory] | None,
                   title: str | None = None, *, known: Mapping[str, JointModel] | None = None,
-                  compare: Mapping[str, JointModel] | None = None) -> dict:
+                  compare: Mapping[str, JointModel] | None = None,
+                  cve_file: pd.DataFrame | None = None) -> dict:
     """Every result file of one identification into ``stage``, ``model.json`` last; returns
     the report's summary (:func:`sparsefric.report.summary_dict`).
 
     ``terms.csv`` holds every candidate with its coefficient in the final model beside step
     1's (:attr:`~sparsefric.result.IdentificationResult.final_terms`), the model the report
     and ``model.json`` describe. ``known`` (truth, reference) and ``compare`` (other methods'
-    models) go to :func:`~sparsefric.report.write_report`.
+    models) and ``cve_file`` (a user's constant-velocity points) go to
+    :func:`~sparsefric.report.write_report`.
     """
     result.selection.to_csv(stage / "selection.csv", index=False)
     result.final_terms.to_csv(stage / "terms.csv", index=False)
@@ -52,6 +56,6 @@ def write_results(result: IdentificationResult, stage: Path, train: Sequence[Tra
         stamped(result.lugre_model).save(stage / "lugre_model.json")
     options = {"title": title} if title else {}
     summary = write_report(result, stage, train, validate=validate, test=test, known=known,
-                           compare=compare, **options)
+                           compare=compare, cve_file=cve_file, **options)
     stamped(result.model).save(stage / "model.json")
     return summary

@@ -38,6 +38,7 @@ from sparsefric.uncertainty import interval_table
 from sparsefric.validation import (
     FreeRunResult,
     cve_from_trajectories,
+    cve_score,
     free_run_compare,
     metrics_table,
 )
@@ -147,6 +148,7 @@ def headline_lines(summary: Mapping[str, Any]) -> list[str]:
     h = summary.get("headline") or {}
     if not h:
         return []
+    cve_line = _cve_file_line(summary)
     others = h.get("others", {})
     order = [*KNOWN, *(r for r in others if r not in (*KNOWN, "static", "dynamic")),
              "static", "dynamic"]
@@ -161,7 +163,36 @@ def headline_lines(summary: Mapping[str, Any]) -> list[str]:
                      f"‖q̇ − q̇_sim‖/‖q̇‖ = {100 * fr['velocity_error']:.2f} %"
                      + _others_text(fr.get("others", {}), KNOWN)
                      + f", RMS position error {fr['rms_q']:.3g} {unit}")
-    return lines
+    return lines + cve_line
+
+
+def _cve_file_line(summary: Mapping[str, Any]) -> list[str]:
+    """The score against the ``--cve`` file as one line (none without one)."""
+    c = summary.get("cve_file")
+    if not c:
+        return []
+    u = units(summary["model"]["axis"])
+    w = c["worst"]
+    return [f"CVE file {short(c['source'])} ({c['n']} points): static curve off by "
+            f"RMS {100 * c['rms_relative']:.2f} % of the RMS friction"
+            + _others_text(c["others"], [*KNOWN, "static"])
+            + f"; worst at {w['velocity']:.3g} {u['qd']}: {w['model']:.4g} vs "
+              f"{w['friction']:.4g} {u['tau']} ({100 * w['relative']:+.1f} %)"]
+
+
+def _cve_file_summary(models: Mapping[str, JointModel], final: str,
+                      points: pd.DataFrame) -> dict:
+    """The ``cve_file`` entry of the summary: the score of the final model's static curve
+    against a user's CVE points (RMS relative [-], worst point), the other models' RMS."""
+    score = cve_score(models[final], points)
+    return _jsonable({
+        "source": str(points["trajectory"].iloc[0]), "model": final, "n": score.n,
+        "rms_relative": score.rms_relative,
+        "worst": {"velocity": score.worst_velocity, "friction": score.worst_friction,
+                  "model": score.worst_model, "relative": score.worst_relative},
+        "others": {role: cve_score(m, points).rms_relative for role, m in models.items()
+                   if role != final},
+        "points": _records(points)})
 
 
 # --------------------------------------------------------------------------- summary
@@ -243,7 +274,7 @@ def summary_dict(result: IdentificationResult, train: Sequence[Trajectory] | Non
                  validate: Sequence[Trajectory] | None = None,
                  test: Sequence[Trajectory] | None = None, cve: pd.DataFrame | None = None, *,
                  known: Mapping[str, JointModel] | None = None,
-                 restart_s: float | None = 1.0) -> dict:
+                 restart_s: float | None = 1.0, cve_file: pd.DataFrame | None = None) -> dict:
     """Key results of an identification as a JSON-ready dict.
 
     Parameters
@@ -260,6 +291,9 @@ def summary_dict(result: IdentificationResult, train: Sequence[Trajectory] | Non
         identified one and copied into the summary.
     restart_s : float, optional
         Restart period [s] of the free run of the headline (``None``: one run).
+    cve_file : DataFrame, optional
+        A user's own constant-velocity points (:func:`sparsefric.validation.load_cve`) to score
+        the static curves against.
 
     Returns
     -------
@@ -269,7 +303,9 @@ def summary_dict(result: IdentificationResult, train: Sequence[Trajectory] | Non
         others [-] by model, free_run: velocity_error [-], rms_q [rad or m]), terms (the
         final model's coefficients beside step 1's), history (winning σ0 start),
         preprocessing, data (per record: name, samples, dt [s], max_abs_qd [rad/s or m/s]),
-        metrics, cve [, truth, reference]; non-finite numbers become ``None``.
+        metrics, cve [, truth, reference] [, cve_file: source, model (the scored role), n,
+        rms_relative [-], worst (velocity, friction, model, relative), others (RMS relative
+        by role), points]; non-finite numbers become ``None``.
     """
     known = _known(known)
     with threadpool_limits(1):  # vector products only: BLAS threads would just contend
@@ -278,8 +314,28 @@ def summary_dict(result: IdentificationResult, train: Sequence[Trajectory] | Non
         runs = _free_runs(result.model, held, restart_s)
         known_runs = {role: _free_runs(m, held, restart_s) for role, m in known.items()}
         cve = cve if cve is not None else pd.DataFrame()
-        return _summary(result, datasets, _metrics(datasets), cve, known,
-                        _headline(held, runs, known_runs, restart_s))
+        out = _summary(result, datasets, _metrics(datasets), cve, known,
+                       _headline(held, runs, known_runs, restart_s))
+    return _with_cve_file(out, result, known, cve_file)
+
+
+def _curve_models(result: IdentificationResult,
+                  others: Mapping[str, JointModel]) -> dict[str, JointModel]:
+    """Role → model of the friction figures: step 1's, the final LuGre model, ``others``."""
+    out = {"static": result.static_model}
+    if result.model.kind == "lugre":
+        out["dynamic"] = result.model
+    return {**out, **others}
+
+
+def _with_cve_file(summary: dict, result: IdentificationResult,
+                   others: Mapping[str, JointModel], cve_file: pd.DataFrame | None) -> dict:
+    """``summary`` with the ``cve_file`` score when there are points to score against."""
+    if cve_file is None or not len(cve_file):
+        return summary
+    final = "dynamic" if result.model.kind == "lugre" else "static"
+    return {**summary, "cve_file": _cve_file_summary(_curve_models(result, others), final,
+                                                     cve_file)}
 
 
 # --------------------------------------------------------------------------- HTML pieces
@@ -456,7 +512,7 @@ def _hysteresis_note(axis: str) -> str:
 class _Context:
     """Everything the sections of the report draw from, computed once."""
 
-    def __init__(self, result: IdentificationResult, sets: tuple, cve: pd.DataFrame | None,
+    def __init__(self, result: IdentificationResult, sets: tuple, cves: tuple,
                  known: dict[str, JointModel], compare: Mapping[str, JointModel],
                  restart_s: float | None):
         self.result, self.known, self.compare = result, known, dict(compare)
@@ -466,11 +522,14 @@ class _Context:
         self.by = {d.label: d for d in self.datasets}
         self.held = _held_out(self.datasets)
         self.metrics = _metrics(self.datasets)
+        cve, self.cve_file = cves
         self.cve = _cve(cve, self.datasets)
         self.runs = _free_runs(result.model, self.held, restart_s)
         known_runs = {role: _free_runs(m, self.held, restart_s) for role, m in known.items()}
-        self.summary = _summary(result, self.datasets, self.metrics, self.cve, known,
-                                _headline(self.held, self.runs, known_runs, restart_s))
+        self.summary = _with_cve_file(
+            _summary(result, self.datasets, self.metrics, self.cve, known,
+                     _headline(self.held, self.runs, known_runs, restart_s)),
+            result, {**known, **self.compare}, self.cve_file)
         self.params = parameter_table(self.models())
 
     def models(self) -> dict[str, JointModel]:
@@ -482,10 +541,7 @@ class _Context:
 
     def curve_models(self) -> dict[str, JointModel]:
         """Role → model of the friction figures."""
-        out = {"static": self.result.static_model}
-        if self.result.model.kind == "lugre":
-            out["dynamic"] = self.result.model
-        return {**out, **self.known, **self.compare}
+        return _curve_models(self.result, {**self.known, **self.compare})
 
     def v_max(self) -> float:
         return max((float(np.max(np.abs(d.prep.signals.qd))) for d in self.datasets),
@@ -531,12 +587,30 @@ def _friction_band(model: JointModel):
 
 def _sec_friction(c: _Context) -> str:
     out = figures.friction_curves(c.curve_models(), c.v_max(), c.unit, c.cve,
-                                  band=_friction_band(c.result.model)).svg()
+                                  band=_friction_band(c.result.model), cve_file=c.cve_file).svg()
     if len(c.cve):
         out += ('<p class="note">Constant-velocity experiment points: τ_f = (τ⁺ − τ⁻)/2 at '
                 "matched positions; spread = std over position bins.</p>"
                 + _html_table(c.cve.assign(trajectory=[short(n) for n in c.cve["trajectory"]])))
+    if "cve_file" in c.summary:
+        out += ('<p class="note">CVE file: the static curve of each model against the given '
+                "constant-velocity points; RMS error relative to the RMS friction, and the "
+                "point missed most.</p>" + _html_table(_cve_file_table(c)))
     return out
+
+
+def _cve_file_table(c: _Context) -> pd.DataFrame:
+    """One row per model: its static curve against the ``--cve`` points."""
+    rows = []
+    for role, model in c.curve_models().items():
+        s = cve_score(model, c.cve_file)
+        rows.append({"model": figures.STYLES.get(role, (role,))[0],
+                     "RMS error / RMS friction [%]": 100 * s.rms_relative,
+                     f"worst at q̇ [{c.unit['qd']}]": s.worst_velocity,
+                     f"model [{c.unit['tau']}]": s.worst_model,
+                     f"measured [{c.unit['tau']}]": s.worst_friction,
+                     "worst error [%]": 100 * s.worst_relative})
+    return pd.DataFrame(rows)
 
 
 def _sec_convergence(c: _Context) -> str:
@@ -654,18 +728,22 @@ def _markdown(c: _Context, title: str) -> str:
     if len(c.cve):
         lines += ["## Constant-velocity points", "",
                   _md_table(c.cve.assign(trajectory=[short(n) for n in c.cve["trajectory"]]))]
+    if "cve_file" in c.summary:
+        lines += ["", f"## CVE file ({short(c.summary['cve_file']['source'])})", "",
+                  _md_table(_cve_file_table(c))]
     lines += ["Figures: see `report.html`.", ""]
     return "\n".join(lines)
 
 
-def write_report(result: IdentificationResult, out_dir: str | Path,
+def write_report(result: IdentificationResult, out_dir: str | Path,  # noqa: PLR0913 - keyword options
                  train: Sequence[Trajectory],
                  validate: Sequence[Trajectory] | None = None,
                  test: Sequence[Trajectory] | None = None, cve: pd.DataFrame | None = None, *,
                  known: Mapping[str, JointModel] | None = None,
                  compare: Mapping[str, JointModel] | None = None,
                  restart_s: float | None = 1.0,
-                 title: str = "sparsefric identification report") -> dict:
+                 title: str = "sparsefric identification report",
+                 cve_file: pd.DataFrame | None = None) -> dict:
     """Write ``report.html`` (self-contained) and ``summary.md`` into ``out_dir``, atomically.
 
     Parameters
@@ -691,6 +769,9 @@ def write_report(result: IdentificationResult, out_dir: str | Path,
         Restart period [s] of the free-run simulation (``None``: one open-loop run).
     title : str
         Page title.
+    cve_file : DataFrame, optional
+        A user's own constant-velocity points (:func:`sparsefric.validation.load_cve`): drawn
+        on the friction–velocity plot ("CVE file") and scored against every static curve.
 
     Returns
     -------
@@ -700,8 +781,8 @@ def write_report(result: IdentificationResult, out_dir: str | Path,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with threadpool_limits(1):  # vector products only: BLAS threads would just contend
-        c = _Context(result, (train, validate, test), cve, _known(known), compare or {},
-                     restart_s)
+        c = _Context(result, (train, validate, test), (cve, cve_file), _known(known),
+                     compare or {}, restart_s)
         page, md = _page(c, title), _markdown(c, title)
     write_text(out / "report.html", page)
     write_text(out / "summary.md", md)

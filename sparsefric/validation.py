@@ -6,6 +6,8 @@
   (:func:`free_run_compare`);
 * constant-velocity experiments (CVE): friction–velocity points from the constant-velocity parts
   of back-and-forth moves (:func:`cve_pairs`, :func:`cve_points`, :func:`cve_from_trajectories`);
+* a user's own constant-velocity results from a file (:func:`load_cve`, :func:`cve_table`) and
+  the score of a model's static curve against them (:func:`cve_score`);
 * hysteresis of the friction torque around stops and reversals (:func:`hysteresis`).
 
 Units: rad, rad/s, rad/s², N·m, s (m, m/s, N for a prismatic axis).
@@ -15,12 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from sparsefric.data import Trajectory
+from sparsefric.data import Trajectory, _read_table
 from sparsefric.differentiation import differentiate
+from sparsefric.errors import DataError
 from sparsefric.lugre import integrate_z
 from sparsefric.model import JointModel
 from sparsefric.simulate import as_lugre, free_run
@@ -369,7 +373,7 @@ def cve_points(pairs: pd.DataFrame, trajectory: str = "") -> pd.DataFrame:
         trajectory, level, velocity [rad/s] (mean of forward and backward speed), friction [N·m]
         (mean over bins), friction_std [N·m] (spread over bins), n_bins, n_samples.
     """
-    cols = ["trajectory", "level", "velocity", "friction", "friction_std", "n_bins", "n_samples"]
+    cols = CVE_POINT_COLUMNS
     rows = []
     for level, g in pairs.groupby("level", sort=True):
         rows.append({"trajectory": trajectory, "level": int(level),
@@ -396,6 +400,119 @@ def cve_from_trajectories(trajectories: Sequence[Trajectory], *, method: str = "
     if not frames:
         return cve_points(pd.DataFrame(columns=["level"]))
     return pd.concat(frames, ignore_index=True).sort_values("velocity", ignore_index=True)
+
+
+# --------------------------------------------------------------------------- CVE file
+#: Columns of a constant-velocity results file; ``std`` (the spread of each point) is optional.
+CVE_FILE_COLUMNS = ("velocity", "friction", "std")
+#: Columns of :func:`cve_points` (and of :func:`cve_table`).
+CVE_POINT_COLUMNS = ["trajectory", "level", "velocity", "friction", "friction_std", "n_bins",
+                     "n_samples"]
+
+
+def cve_table(table: pd.DataFrame, source: str, *, velocity_scale: float = 1.0) -> pd.DataFrame:
+    """Friction–velocity points of a constant-velocity experiment, checked, as
+    :func:`cve_points` rows.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Columns velocity [rad/s or m/s], friction [N·m or N] and optionally std [N·m or N], one
+        row per constant-velocity run. A run backwards has a negative velocity and friction.
+    source : str
+        The file's name: the ``trajectory`` of every point and the start of every error.
+    velocity_scale : float
+        Factor to rad/s (π/180 for a file in deg/s).
+
+    Returns
+    -------
+    DataFrame
+        trajectory (``source``), level (row), velocity, friction, friction_std (std, else 0),
+        n_bins and n_samples (1: a row is one point).
+
+    Raises
+    ------
+    DataError
+        Naming the file, the column and the line at fault.
+    """
+    for col in CVE_FILE_COLUMNS[:2]:
+        if col not in table:
+            raise DataError(f"{source}: no column '{col}' (a constant-velocity file has the "
+                            f"columns velocity, friction and optionally std)")
+    if table.empty:
+        raise DataError(f"{source}: no rows")
+    cols = {c: _finite_column(table, c, source) for c in CVE_FILE_COLUMNS if c in table}
+    v, f = cols["velocity"], cols["friction"]
+    std = cols.get("std", np.zeros_like(v))
+    _check_row(source, "velocity", v == 0, "zero (friction at standstill is not a "
+               "constant-velocity point)")
+    _check_row(source, "friction", np.sign(f) == -np.sign(v), "opposite in sign to the "
+               "velocity (friction has the sign of the motion)")
+    _check_row(source, "std", std < 0, "negative")
+    return pd.DataFrame({"trajectory": source, "level": np.arange(len(v)),
+                         "velocity": velocity_scale * v, "friction": f, "friction_std": std,
+                         "n_bins": 1, "n_samples": 1},
+                        columns=CVE_POINT_COLUMNS)
+
+
+def _finite_column(table: pd.DataFrame, col: str, source: str) -> np.ndarray:
+    values = pd.to_numeric(table[col], errors="coerce").to_numpy(float)
+    _check_row(source, col, ~np.isfinite(values), "not a finite number")
+    return values
+
+
+def _check_row(source: str, col: str, bad: np.ndarray, problem: str) -> None:
+    """Raise for the first row where ``bad`` holds (line numbers count the header as line 1)."""
+    if np.any(bad):
+        line = int(np.flatnonzero(bad)[0]) + 2
+        raise DataError(f"{source}: column '{col}', line {line}: {problem}")
+
+
+def load_cve(path: str | Path, *, angle_unit: str = "rad") -> pd.DataFrame:
+    """Read a constant-velocity results file (CSV or Parquet) into :func:`cve_table` points.
+
+    ``angle_unit`` ``"deg"``: the velocity column is in deg/s (converted to rad/s).
+    """
+    path = Path(path)
+    scale = np.pi / 180.0 if angle_unit == "deg" else 1.0
+    return cve_table(_read_table(path), str(path), velocity_scale=scale)
+
+
+@dataclass(frozen=True)
+class CveScore:
+    """A static curve against constant-velocity points.
+
+    Attributes
+    ----------
+    rms_relative : float
+        RMS(τ_ss(v) − τ_f)/RMS(τ_f) over the points [-].
+    worst_velocity, worst_friction, worst_model : float
+        The point the curve misses most: velocity [rad/s], measured and model friction [N·m].
+    worst_relative : float
+        (model − measured)/|measured| at that point [-].
+    n : int
+        Number of points.
+    """
+
+    rms_relative: float
+    worst_velocity: float
+    worst_friction: float
+    worst_model: float
+    worst_relative: float
+    n: int
+
+
+def cve_score(model: JointModel, points: pd.DataFrame) -> CveScore:
+    """Score ``model``'s steady-state curve against CVE ``points`` (velocity [rad/s], friction
+    [N·m] columns, e.g. :func:`cve_table`), also beyond the model's validity range."""
+    v = points["velocity"].to_numpy(float)
+    f = points["friction"].to_numpy(float)
+    off = model.static_friction(v, outside="ignore") - f
+    k = int(np.argmax(np.abs(off)))
+    return CveScore(rms_relative=float(np.sqrt(np.mean(off**2)) / np.sqrt(np.mean(f**2))),
+                    worst_velocity=float(v[k]), worst_friction=float(f[k]),
+                    worst_model=float(f[k] + off[k]), worst_relative=float(off[k] / abs(f[k])),
+                    n=int(v.size))
 
 
 # --------------------------------------------------------------------------- hysteresis
