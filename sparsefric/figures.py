@@ -37,7 +37,7 @@ STYLES = {"static": ("static (step 1)", COLORS["static"], "6 3"),
           "truth": ("truth", COLORS["truth"], "2 2"),
           "reference": ("reference", COLORS["reference"], "8 3 2 3")}
 #: Colour of a user's own constant-velocity points (the ones from the records are COLORS["cve"]).
-CVE_FILE_COLOR = CYCLE[5]
+CVE_FILE_COLOR = CYCLE[7]
 
 
 def _style(label: str, k: int = 0) -> tuple[str, str, str | None]:
@@ -191,7 +191,8 @@ def friction_curves(models: Mapping[str, JointModel], v_max: float,
         static_curve``), drawn behind the curves.
     cve_file : DataFrame, optional
         A user's own constant-velocity points (:func:`sparsefric.validation.load_cve`): signed
-        velocity and friction as measured, with friction_std; legend "CVE file".
+        velocity and friction as measured, with friction_std; square markers, legend "CVE
+        file".
     """
     lo = 1e-4 * v_max
     for pts in (cve, cve_file):
@@ -218,8 +219,8 @@ def friction_curves(models: Mapping[str, JointModel], v_max: float,
         b.errorbar(np.r_[v, -v], np.r_[f, -f], np.r_[err, err], "constant-velocity points")
     if cve_file is not None and len(cve_file):
         v, f, err = _points(cve_file)
-        a.errorbar(np.abs(v), np.sign(v) * f, err, "CVE file", CVE_FILE_COLOR)
-        b.errorbar(v, f, err, "CVE file", CVE_FILE_COLOR)
+        a.errorbar(np.abs(v), np.sign(v) * f, err, "CVE file", CVE_FILE_COLOR, square=True)
+        b.errorbar(v, f, err, "CVE file", CVE_FILE_COLOR, square=True)
     return Figure([a, b], title, name)
 
 

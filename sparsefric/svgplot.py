@@ -149,6 +149,7 @@ class _Series:
     width: float = 1.4
     err: np.ndarray | None = None
     upper: np.ndarray | None = None  # band: y is its lower edge
+    cap: str = "round"  # points and errorbar: round dots or squares
 
 
 @dataclass
@@ -207,11 +208,12 @@ class Panel:
         return self
 
     def errorbar(self, x: ArrayLike, y: ArrayLike, err: ArrayLike, label: str | None = None,
-                 color: str = COLORS["cve"]) -> Panel:
-        """Dots with vertical bars ± ``err``."""
+                 color: str = COLORS["cve"], square: bool = False) -> Panel:
+        """Dots (squares with ``square``) with vertical bars ± ``err``."""
         self.series.append(_Series("errorbar", np.asarray(x, dtype=float),
                                    np.asarray(y, dtype=float), label, color, width=5.0,
-                                   err=np.asarray(err, dtype=float)))
+                                   err=np.asarray(err, dtype=float),
+                                   cap="square" if square else "round"))
         return self
 
     def hbars(self, values: ArrayLike, label: str, color: str, slot: int = 0,
@@ -398,7 +400,7 @@ def _series_svg(s: _Series, m: _Map) -> str:
             px.tolist(), lo.tolist(), hi.tolist(), strict=True) if math.isfinite(a + c + x))
         return (f'<g>{tip}<path d="{bars}" stroke="{s.color}" fill="none"/><path d="'
                 f'{_dots(px, m.y(s.y))}" stroke="{s.color}" stroke-width="{s.width}" '
-                f'stroke-linecap="round" fill="none"/></g>')
+                f'stroke-linecap="{s.cap}" fill="none"/></g>')
     return _hbars(s, m)
 
 
@@ -434,7 +436,7 @@ def _legend(panels: Sequence[Panel], y0: float) -> tuple[str, float]:
 def _legend_entry(s: _Series, x: float, y: float, label: str) -> str:
     if s.kind in ("points", "errorbar"):
         mark = (f'<path d="M{x + 12:.1f} {y:.1f}h0" stroke="{s.color}" stroke-width="6" '
-                'stroke-linecap="round"/>')
+                f'stroke-linecap="{s.cap}"/>')
     elif s.kind == "hbar":
         mark = f'<rect x="{x:.1f}" y="{y - 5:.1f}" width="24" height="10" fill="{s.color}"/>'
     elif s.kind == "band":
