@@ -446,8 +446,8 @@ def cve_table(table: pd.DataFrame, source: str, *, velocity_scale: float = 1.0) 
     std = cols.get("std", np.zeros_like(v))
     _check_row(source, "velocity", v == 0, "zero (friction at standstill is not a "
                "constant-velocity point)")
-    _check_row(source, "friction", np.sign(f) == -np.sign(v), "opposite in sign to the "
-               "velocity (friction has the sign of the motion)")
+    _check_row(source, "friction", np.sign(f) != np.sign(v), "zero or opposite in sign to "
+               "the velocity (friction has the sign of the motion)")
     _check_row(source, "std", std < 0, "negative")
     return pd.DataFrame({"trajectory": source, "level": np.arange(len(v)),
                          "velocity": velocity_scale * v, "friction": f, "friction_std": std,

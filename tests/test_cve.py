@@ -56,7 +56,8 @@ def test_std_is_optional_and_degrees_are_converted():
     ({"speed": [1.0], "friction": [2.0]}, "no column 'velocity'"),
     ({"velocity": [1.0, 2.0], "friction": ["3", "fast"]}, "column 'friction', line 3: not a"),
     ({"velocity": [0.0], "friction": [2.0]}, "column 'velocity', line 2: zero"),
-    ({"velocity": [1.0, -1.0], "friction": [2.0, 2.0]}, "column 'friction', line 3: opposite"),
+    ({"velocity": [1.0, -1.0], "friction": [2.0, 2.0]}, "column 'friction', line 3: zero or opp"),
+    ({"velocity": [1.0, 2.0], "friction": [2.0, 0.0]}, "column 'friction', line 3: zero or"),
     ({"velocity": [1.0], "friction": [2.0], "std": [-0.1]}, "column 'std', line 2: negative"),
     ({"velocity": [], "friction": []}, "no rows"),
 ])
