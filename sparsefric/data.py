@@ -95,7 +95,7 @@ class Trajectory:
         return replace(self, **changes)
 
 
-def _read_table(path: Path) -> pd.DataFrame:
+def read_table(path: Path) -> pd.DataFrame:
     if not path.exists():
         raise DataError(f"{path}: no such file")
     if path.is_dir():
@@ -318,7 +318,7 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
     check_choice("time_unit", time_unit, tuple(TIME_UNITS))
     path = Path(path)
     try:
-        df = _read_table(path)
+        df = read_table(path)
         scale = np.pi / 180.0 if angle_unit == "deg" else 1.0
         return [_trajectory(part, name, row0, path, columns, (scale, TIME_UNITS[time_unit]),
                             resample)

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sparsefric.data import Trajectory, _read_table
+from sparsefric.data import Trajectory, read_table
 from sparsefric.differentiation import differentiate
 from sparsefric.errors import DataError
 from sparsefric.lugre import integrate_z
@@ -475,7 +475,7 @@ def load_cve(path: str | Path, *, angle_unit: str = "rad") -> pd.DataFrame:
     """
     path = Path(path)
     scale = np.pi / 180.0 if angle_unit == "deg" else 1.0
-    return cve_table(_read_table(path), str(path), velocity_scale=scale)
+    return cve_table(read_table(path), str(path), velocity_scale=scale)
 
 
 @dataclass(frozen=True)
