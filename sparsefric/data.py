@@ -96,6 +96,7 @@ class Trajectory:
 
 
 def read_table(path: Path) -> pd.DataFrame:
+    """The table in ``path`` (CSV or Parquet); :class:`DataError` naming the file otherwise."""
     if not path.exists():
         raise DataError(f"{path}: no such file")
     if path.is_dir():
