@@ -85,6 +85,7 @@ from sparsefric.steps.static import (
     StaticTerms,
     first_outer,
     fit_static,
+    refit_terms,
 )
 from sparsefric.uncertainty import with_uncertainty
 from sparsefric.validation import relative_error
@@ -521,7 +522,7 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
     """
     held_out: list[str] = []
     cut_notes: list[str] = []
-    original = train
+    original, given = train, validate or []
     if not validate and s.hold_out > 0:
         train, validate, cut_notes = hold_out(train, s.hold_out)
         held_out = [tr.name for tr in validate]
@@ -547,19 +548,32 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
     result.held_out = held_out
     result.findings = [Finding("warning", "loading", note) for note in cut_notes]
     result.findings += [Finding("warning", "loading", note)
-                        for tr in [*train, *(validate or [])] for note in tr.notes] + findings
+                        for tr in [*original, *given] for note in tr.notes] + findings
     result.findings += [Finding("warning", "loading", note)  # records cut, κ at a grid end
                         for part in (prep, val) if part is not None for note in part.notes]
     result.findings += _fit_findings(result, static, prep, s)
     fitted = None
+    whole = s.preprocessor.prepare(original, remember=True) if held_out else None
     if s.static_only or forces_static(findings):
         if not s.static_only:
             result.convergence_reason = "static model only: the data cannot identify σ0, σ1"
     else:
-        whole = s.preprocessor.prepare(original, remember=True) if held_out else None
         fitted = _fit_lugre(result, static, prep, val, s, progress, whole)
+    if whole is not None:
+        _refit_static_whole(result, static, whole, s)
     _check_model(result, [prep, val] if val is not None else [prep], fitted)
     return result
+
+
+def _refit_static_whole(result: IdentificationResult, static: StaticFit, whole: Prepared,
+                        s: Settings) -> None:
+    """The static model refitted, terms fixed, on the whole records (held-out blocks
+    included), after the blocks have chosen the terms and scored it against the LuGre model."""
+    terms = refit_terms(static, whole, s.iterations.nu)
+    model = terms.joint_model(s.axis, s.tanh_k).with_(extra=_provenance(static, s))
+    if result.model is result.static_model:
+        result.model = model
+    result.static_model = model
 
 
 #: Validation records whose slowest steady speed is below this fraction of the training records'

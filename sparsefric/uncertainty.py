@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 from scipy import fft as sfft
 from scipy.stats import norm
-from tqdm.auto import tqdm
+from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywidgets
 
 from sparsefric.data import Trajectory
 from sparsefric.diagnostics import Finding

@@ -179,6 +179,14 @@ def fit_static(prep: Prepared, val: Prepared | None, library: FeatureLibrary, *,
     return StaticFit(result, library, window, sliding, terms, data_theta_bounds(x_fit.qd))
 
 
+def refit_terms(fit: StaticFit, prep: Prepared, nu: float) -> StaticTerms:
+    """The terms step 1 selected, refitted on the sliding samples of ``prep`` (same window):
+    the whole records once held-out blocks have chosen them (``DESIGN.md`` §26)."""
+    x_fit, tau_fit = prep.subset(prep.sliding_mask(fit.window))
+    best = fit.sweep.best
+    return refit(fit.library, best.support, x_fit, tau_fit, best.theta, nu)
+
+
 def first_outer(fit: StaticFit, prep: Prepared, nu: float) -> StaticTerms:
     """Outer iteration 1 of step 2: λ = 0 on the selected columns with ż = 0.
 
