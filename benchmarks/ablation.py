@@ -34,7 +34,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import zoo
-from run import RESULTS, STATIC_RANGE, emps, example, machine, md_table, warm_up
+from run import (
+    RESULTS,
+    STATIC_RANGE,
+    emps,
+    example,
+    machine,
+    md_table,
+    replace_section,
+    warm_up,
+)
 
 from sparsefric.atomic import write_text
 from sparsefric.identify import SparseFric
@@ -223,20 +232,6 @@ def section(df: pd.DataFrame, args: argparse.Namespace, total_s: float) -> str:
     return "\n".join(parts) + "\n"
 
 
-def replace_section(text: str, new: str) -> str:
-    """``text`` (RESULTS.md) with its ablation section replaced by ``new``; a new section goes
-    before "## Core benchmarks" (or at the end)."""
-    if HEADING in text:
-        head, rest = text.split(HEADING, 1)
-        tail = rest.split("\n## ", 1)
-        return head + new + ("\n## " + tail[1] if len(tail) > 1 else "")
-    marker = "\n## Core benchmarks\n"
-    if marker in text:
-        head, tail = text.split(marker, 1)
-        return head.rstrip("\n") + "\n\n" + new + marker + tail
-    return text.rstrip("\n") + "\n\n" + new
-
-
 # ---------------------------------------------------------------------------- CLI
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -276,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_text(OUT, json.dumps(zoo._jsonable(rows), indent=1))
     text = section(df, args, time.perf_counter() - t0)
     if args.write:
-        write_text(RESULTS, replace_section(RESULTS.read_text(), text))
+        write_text(RESULTS, replace_section(RESULTS.read_text(), HEADING, text))
     print(text)
     return 0
 

@@ -410,7 +410,40 @@ def write(path: Path, sections, total: float, quick: bool, warm: float) -> None:
         parts += [f"## {ds.name}", "", f"{ds.note}. Train {_n(ds.train)}, validate "
                   f"{_n(ds.validate)}, test {_n(ds.test)} samples; data made in {t_data:.1f} s.",
                   "", md_table(table), ""]
-    path.write_text("\n".join(parts) + core_section())
+    path.write_text("\n".join(parts) + kept_sections(path) + core_section())
+
+
+#: Sections of RESULTS.md that other scripts write (``zoo.py --results``, ``ablation.py``):
+#: a run of this script keeps them.
+OTHER_SECTIONS = ("## Joint zoo", "## Ablation")
+
+
+def sections_of(text: str) -> list[str]:
+    """The "## " sections of a markdown ``text``, each from its heading to the next."""
+    return ["## " + part for part in text.split("\n## ")[1:]]
+
+
+def kept_sections(path: Path) -> str:
+    """The sections of :data:`OTHER_SECTIONS` in the existing file ``path``, or ""."""
+    if not path.exists():
+        return ""
+    kept = [sec.rstrip("\n") + "\n" for sec in sections_of(path.read_text())
+            if sec.startswith(OTHER_SECTIONS)]
+    return "".join("\n" + sec for sec in kept)
+
+
+def replace_section(text: str, heading: str, new: str) -> str:
+    """``text`` (RESULTS.md) with its section ``heading`` replaced by ``new``; a new section goes
+    before "## Core benchmarks" (or at the end)."""
+    if heading in text:
+        head, rest = text.split(heading, 1)
+        tail = rest.split("\n## ", 1)
+        return head + new + ("\n## " + tail[1] if len(tail) > 1 else "")
+    marker = "\n## Core benchmarks\n"
+    if marker in text:
+        head, tail = text.split(marker, 1)
+        return head.rstrip("\n") + "\n\n" + new + marker + tail
+    return text.rstrip("\n") + "\n\n" + new
 
 
 def core_section() -> str:

@@ -78,8 +78,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from run import machine, md_table, warm_up
+from run import RESULTS, machine, md_table, replace_section, warm_up
 
+from sparsefric.atomic import write_text
 from sparsefric.baselines import idim_ls, output_error_multistart
 from sparsefric.data import Trajectory
 from sparsefric.identify import SparseFric, default_sigma0_starts
@@ -847,6 +848,27 @@ def write_outputs(out: Path, seed: int, specs: list[JointSpec], rows: list[dict]
     return text
 
 
+def results_heading(fresh: bool) -> str:
+    """The RESULTS.md heading of a zoo run at the fixed seed or at a seed drawn at run time."""
+    return "## Joint zoo: " + ("a seed drawn at run time" if fresh else "the fixed seed")
+
+
+def results_section(seed: int, fresh: bool, rows: list[dict], methods: Sequence[str]) -> str:
+    """The RESULTS.md section of a zoo run: pass rates per method, sparsefric's scores."""
+    seed_option = f" --seed {seed}" if seed != DEFAULT_SEED else ""
+    own = [r for r in rows if r["method"] == "sparsefric"]
+    reached = [r for r in own if r["reached"]]
+    return "\n".join([
+        results_heading(fresh), "",
+        f"- seed {seed}, {len({r['joint'] for r in rows})} joints; machine: {machine()}",
+        f"- reproduce: `python benchmarks/zoo.py --methods {','.join(methods)}{seed_option} "
+        "--results` (the joints and the criteria: the module docstring of benchmarks/zoo.py)",
+        f"- sparsefric passes on {sum(r['pass'] for r in reached)} of the {len(reached)} joints "
+        "whose records reach the Stribeck region", "",
+        md_table(pass_rates(rows)), "", "sparsefric per joint (errors in % of the truth):", "",
+        md_table(results_table(own).drop(columns=["method"])), ""])
+
+
 # ---------------------------------------------------------------------------- CLI
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The command line (see the module doc)."""
@@ -859,6 +881,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help=f"comma-separated subset of {','.join(METHODS)}")
     ap.add_argument("--joints", default="", help="comma-separated joint indices (default all)")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--results", action="store_true",
+                    help="also write the pass rates and scores into benchmarks/RESULTS.md")
     args = ap.parse_args(argv)
     args.methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if bad := [m for m in args.methods if m not in METHODS]:
@@ -890,6 +914,10 @@ def main(argv: list[str] | None = None) -> int:
                          args.methods)
     print("\n" + text.split("## Joints")[0].split("## Pass rates")[1].strip())
     print(f"\nseed {args.seed}: total {time.perf_counter() - t0:.0f} s; wrote {args.out}")
+    if args.results:
+        drawn = args.seed != DEFAULT_SEED
+        section = results_section(args.seed, drawn, rows, args.methods)
+        write_text(RESULTS, replace_section(RESULTS.read_text(), results_heading(drawn), section))
     return 0
 
 
