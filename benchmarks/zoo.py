@@ -4,6 +4,8 @@ Run:  python benchmarks/zoo.py                     (seed 2024, 40 joints, sparse
                                                     ~7.5 min on one core; with oe ~3× that)
       python benchmarks/zoo.py --fresh             (a new seed, printed; rerun it with --seed)
       python benchmarks/zoo.py --methods sparsefric,oe,idim --joints 3,7 --out benchmarks/out/zoo
+      python benchmarks/zoo.py --methods sparsefric,idim --results   (and its section of
+                                                    benchmarks/RESULTS.md, per seed kind)
 
 Every other simulated joint of ``benchmarks/`` is a variant of data/example's truth. Here joint
 ``i`` of seed ``s`` is drawn from its own generator ``default_rng([s, i])``, so it does not
