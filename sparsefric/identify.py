@@ -117,7 +117,7 @@ class Settings:
     refine: bool
     max_refinements: int
     pool_validation: bool = False
-    hold_out: float = 0.0
+    validation_share: float = 0.0
     recipe: str = "sparsefric"
     sliding_window: bool = True
     aic_data: str = "training+validation"
@@ -214,7 +214,7 @@ class SparseFric(RegressorMixin, BaseEstimator):
         the training data (AICc then scores in-sample). Off by default: on data/example it gives
         δ = 4 for 1.5 (``DESIGN.md`` §24); the model's curve is checked against those records'
         constant-velocity friction either way.
-    hold_out : float, optional
+    validation_share : float, optional
         Without validation data, this share of the training samples is held out for validation
         in contiguous blocks cut at rests (:func:`sparsefric.segments.hold_out`), so that AICc
         and the choice among σ0 starts score data the fit has not seen; 0 scores in-sample
@@ -248,7 +248,7 @@ class SparseFric(RegressorMixin, BaseEstimator):
                  presliding_distance: float | None = None, max_outer: int = 30,
                  max_inner: int = 50, tol: float = 1e-3, refine: bool | None = None,
                  max_refinements: int = 5, refit_rigid: bool | None = None,
-                 pool_validation: bool = False, hold_out: float | None = None,
+                 pool_validation: bool = False, validation_share: float | None = None,
                  uncertainty: str = "fast", progress: bool = False,
                  recipe: str = "sparsefric", polish: bool | None = None,
                  sliding_window: bool | None = None, scale_columns: bool | None = None,
@@ -289,7 +289,7 @@ class SparseFric(RegressorMixin, BaseEstimator):
         self.max_refinements = max_refinements
         self.refit_rigid = refit_rigid
         self.pool_validation = pool_validation
-        self.hold_out = hold_out
+        self.validation_share = validation_share
         self.uncertainty = uncertainty
         self.progress = progress
 
@@ -335,7 +335,8 @@ class SparseFric(RegressorMixin, BaseEstimator):
             max_refinements=check_positive("max_refinements", p["max_refinements"],
                                            integer=True),
             pool_validation=bool(p["pool_validation"]), recipe=p["recipe"],
-            hold_out=check_fraction("hold_out", p["hold_out"], HOLD_OUT_MAX),
+            validation_share=check_fraction("validation_share", p["validation_share"],
+                                            HOLD_OUT_MAX),
             sliding_window=bool(p["sliding_window"]),
             aic_data=check_choice("aic_data", p["aic_data"], AIC_DATA),
             rule=SelectionRule(p["aic_parts"], check_choice(
@@ -523,8 +524,8 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
     held_out: list[str] = []
     cut_notes: list[str] = []
     original, given = train, validate or []
-    if not validate and s.hold_out > 0:
-        train, validate, cut_notes = hold_out(train, s.hold_out)
+    if not validate and s.validation_share > 0:
+        train, validate, cut_notes = hold_out(train, s.validation_share)
         held_out = [tr.name for tr in validate]
     prep = s.preprocessor.prepare(train, remember=True)
     library = s.library()
@@ -539,7 +540,7 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
                         sliding_window=s.sliding_window, aic_data=s.aic_data)
     if held_out and val is not None:
         static.sweep.validation_source = (f"training + held-out ({len(held_out)} blocks, "
-                                          f"{100 * s.hold_out:.0f} % of the samples)")
+                                          f"{100 * s.validation_share:.0f} % of the samples)")
     progress("steps 2–3: LuGre iterations")
     static_model = static.terms.joint_model(s.axis, s.tanh_k).with_(
         extra=_provenance(static, s))

@@ -109,6 +109,17 @@ def parse_positive(text: str) -> float:
     return value
 
 
+def parse_fraction(text: str) -> float:
+    """A number from 0 to 1 from text; ``ValueError`` with the reason otherwise."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"expected a number, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"expected a fraction from 0 to 1, got {text!r}")
+    return value
+
+
 def parse_positive_list(text: str) -> tuple[float, ...]:
     """Positive numbers separated by commas, semicolons or spaces; ``ValueError`` otherwise."""
     parts = [p for p in re.split(r"[;,\s]+", text) if p]

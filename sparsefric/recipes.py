@@ -22,7 +22,7 @@ refit_rigid        True                  False (frozen after step 2.1)   §24
 inner_rule         best                  paper (eq. 18–19 applied)       §27
 outer_stop         sigma0+g              sigma0                          §7, §27
 tv_weight          automatic κ           1000 (TVRegDiff's α)            §27
-hold_out           0.2                   0 (no validation file: none)    §26
+validation_share   0.2                   0 (no validation file: none)    §26
 =================  ====================  ==============================  =================
 
 ν = 0.01 in both. This module imports nothing heavy: the CLI reads it at start-up.
@@ -40,6 +40,7 @@ from sparsefric.options import (
     OUTER_STOPS,
     RECIPES,
     check_choice,
+    parse_fraction,
     parse_positive,
     parse_positive_list,
 )
@@ -61,14 +62,14 @@ RECIPE_OPTIONS: dict[str, dict[str, object]] = {
         "lambdas": None, "aic_parts": None, "aic_data": "training+validation",
         "aic_domain": "guarded", "omega_starts": DEFAULT_OMEGA_STARTS, "sigma0_starts": None,
         "refit_rigid": True, "inner_rule": "best", "outer_stop": "sigma0+g", "tv_weight": None,
-        "hold_out": 0.2,
+        "validation_share": 0.2,
     },
     "paper": {
         "refine": False, "polish": False, "sliding_window": False, "scale_columns": False,
         "lambdas": PAPER_LAMBDAS, "aic_parts": 10, "aic_data": "validation",
         "aic_domain": "literal", "omega_starts": (0.01,), "sigma0_starts": PAPER_SIGMA0_STARTS,
         "refit_rigid": False, "inner_rule": "paper", "outer_stop": "sigma0", "tv_weight": 1000.0,
-        "hold_out": 0.0,
+        "validation_share": 0.0,
     },
 }
 
@@ -115,6 +116,9 @@ _SWITCHES: tuple[tuple[str, dict], ...] = (
                                "on physical coefficients, as in the paper"}),
     ("refit_rigid", {"action": argparse.BooleanOptionalAction,
                      "help": "re-estimate I, gravity, offset in every inner loop (§24)"}),
+    ("validation_share", {"metavar": "FRACTION", "help": "without --validate, the share of the "
+                          "training samples held out in blocks to score the selection (§26; "
+                          "0: none)"}),
     ("lambdas", {"metavar": "LIST", "help": "λ grid of step 1, comma-separated "
                                             "(paper recipe: 1 … 1e5)"}),
     ("aic_data", {"choices": AIC_DATA, "help": "samples AICc scores step 1 on (§15)"}),
@@ -127,7 +131,8 @@ _SWITCHES: tuple[tuple[str, dict], ...] = (
                                                "--regularization"}),
 )
 #: Parameters of :data:`_SWITCHES` that take a number or a list.
-_PARSERS = {"lambdas": parse_positive_list, "tv_weight": parse_positive}
+_PARSERS = {"lambdas": parse_positive_list, "tv_weight": parse_positive,
+            "validation_share": parse_fraction}
 
 
 def add_arguments(parser: argparse.ArgumentParser, type_of) -> None:

@@ -103,18 +103,18 @@ def test_blocks_are_held_out_of_every_piece_and_every_sample_is_used_once(joined
 
 def test_without_validation_data_selection_scores_held_out_blocks(moves):
     """The estimator holds out blocks only when no validation data are given, and not with
-    hold_out=0 (AICc then scores the training fit in-sample)."""
+    validation_share=0 (AICc then scores the training fit in-sample)."""
     from sparsefric.identify import SparseFric
 
     auto = SparseFric(static_only=True).fit(moves[:1])
     assert auto.result_.held_out and auto.result_.sweep.validation_source.startswith(
         "training + held-out (4 blocks")
-    off = SparseFric(static_only=True, hold_out=0).fit(moves[:1])
+    off = SparseFric(static_only=True, validation_share=0).fit(moves[:1])
     assert off.result_.held_out == [] and off.result_.sweep.validation_source == "training"
     given = SparseFric(static_only=True).fit(moves[:1], validate=moves[1:2])
     assert given.result_.held_out == []
-    with pytest.raises(OptionError, match="hold_out"):
-        SparseFric(hold_out=0.7).fit(moves[:1])
+    with pytest.raises(OptionError, match="validation_share"):
+        SparseFric(validation_share=0.7).fit(moves[:1])
 
 
 def test_a_motion_within_physical_bounds_is_never_cut():
@@ -208,3 +208,16 @@ def test_validation_blocks_of_a_record_without_rests_keep_their_nominal_place():
     assert validation_blocks(q[:300], 1e-6) == []  # too short for 4 blocks of 50 samples
     with pytest.raises(ValueError, match="fraction"):
         validation_blocks(q, 1e-6, fraction=0.8)
+
+
+def test_a_validation_share_beyond_one_half_is_one_line_naming_the_option(tmp_path, capsys):
+    from sparsefric.cli import main
+
+    from .conftest import example_files
+
+    out = tmp_path / "out"
+    status = main(["identify", str(example_files("train")[0]), "--validation-share", "0.9",
+                   "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and not out.exists()
+    assert len(err) == 1 and "--validation-share" in err[0] and "0.5" in err[0]
