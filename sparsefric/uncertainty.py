@@ -600,11 +600,13 @@ def optimum_step(model: JointModel, rec: Records, names: Sequence[str], J: np.nd
     step = np.linalg.lstsq(J / d, residual, rcond=None)[0] / d
     theta = _to_linear(names, parameter_values(model, names))
     sse = float(residual @ residual)
+    log = np.array([n in LOG_PARAMETERS for n in names])
     for _ in range(halvings + 1):
-        trial = with_parameters(model, names, _from_linear(names, theta + step))
-        r = rec.tau - model_torque(trial, rec)
-        if np.all(np.isfinite(r)) and float(r @ r) < sse:
-            return step
+        values = _from_linear(names, theta + step)
+        if np.all(np.isfinite(values)) and np.all(values[log] > 0):  # no underflow of e^θ
+            r = rec.tau - model_torque(with_parameters(model, names, values), rec)
+            if np.all(np.isfinite(r)) and float(r @ r) < sse:
+                return step
         step = 0.5 * step
     return np.zeros_like(step)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -31,6 +32,7 @@ from sparsefric.uncertainty import (
     model_terms,
     model_torque,
     newey_west,
+    optimum_step,
     parameter_names,
     parameter_values,
     pass_cuts,
@@ -307,6 +309,20 @@ def test_intervals_reach_from_the_estimate_to_the_prediction_error_optimum():
     assert u.loc["coulomb", "lower"] < 18.0 < u.loc["coulomb", "upper"]
     assert u.loc["coulomb", "upper"] > 18.5
 
+
+
+def test_optimum_step_skips_a_step_that_underflows_a_log_parameter():
+    """A Gauss–Newton step of −2000 in ln Ω_s makes Ω_s = 0 (g would divide by zero): halved
+    until the trial is a model, or no step at all."""
+    rec = records()
+    names = parameter_names(EXAMPLE_TRUTH)
+    tau, J = torque_jacobian(EXAMPLE_TRUTH, rec, names)
+    rec = replace(rec, tau=tau)
+    j = names.index("stribeck_velocity")
+    residual = -2000.0 * J[:, j]  # the step the linearisation asks for: δ ln Ω_s = −2000
+    step = optimum_step(EXAMPLE_TRUTH, rec, names, J, residual)
+    assert np.all(np.isfinite(step))
+    assert step[j] == pytest.approx(-500.0)  # −2000 and −1000 underflow e^θ, −500 does not
 
 # ---------------------------------------------------------------------------- whole identifications
 #: A small joint whose fit is right: Coulomb + viscous LuGre friction, gravity.
