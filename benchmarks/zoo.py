@@ -61,6 +61,9 @@ is reached), I ≤ 2 %, σ0 ≤ 25 %, test ≤ 1.1 × the truth's. A *silent cat
 beyond :data:`CATASTROPHE` (I, σ0, σ1, static curve > 50 %, break-away > 25 %) that no warning
 names (see :data:`NAMES`: a warning counts if it matches the item's pattern, so the count is a
 lower bound); baselines print no warnings, and items their model class lacks are not checked.
+A failed joint has *every failure named* when each of its failed criteria other than the test
+ratio (which needs the truth) is named by a warning the same way: the user was told which
+figure not to trust.
 
 Outputs in ``--out`` (git-ignored): ``joint_NNN.json`` (drawn joint, fitted model dicts, scores,
 warnings, sparsefric's differentiation and multi-start details), ``zoo.csv`` (one row per joint
@@ -120,7 +123,9 @@ MAX_SUBSTEPS = 2000
 PASS = {"static": 3.0, "breakaway": 5.0, "I": 2.0, "sigma0": 25.0, "test": 1.1}
 #: Errors [%] beyond which a result is a catastrophe.
 CATASTROPHE = {"I": 50.0, "sigma0": 50.0, "sigma1": 50.0, "static": 50.0, "breakaway": 25.0}
-#: What a warning must mention (case-insensitive) to name each catastrophe.
+#: Pass criteria a warning can name (the test ratio needs the truth).
+NAMED_CRITERIA = ("static", "breakaway", "I", "sigma0")
+#: What a warning must mention (case-insensitive) to name each catastrophe or failed criterion.
 NAMES = {
     "I": r"inertia",
     "sigma0": r"σ0|sigma0|pre-?sliding|bristle|lugre",
@@ -676,6 +681,12 @@ def catastrophes(errors: dict[str, float], checked: Sequence[str]) -> list[str]:
             and abs(errors[k]) > CATASTROPHE[k]]
 
 
+def unnamed_failures(ok: dict[str, bool], warnings: Sequence[str]) -> list[str]:
+    """The failed pass criteria of :data:`NAMED_CRITERIA` that no warning names: the failures a
+    user is not told about (the test ratio needs the truth, so no tool can name it)."""
+    return [k for k in NAMED_CRITERIA if not ok[k] and not named(k, warnings)]
+
+
 def checked_items(fit: Fit) -> list[str]:
     """Catastrophe items the method's model class can get wrong (IDIM-LS: no LuGre, no
     Stribeck term; a LuGre result of any method: all)."""
@@ -702,7 +713,7 @@ def score(fit: Fit, data: JointData, scorer: Prepared, truth_test: float,
                               "wall_s": fit.wall, "error": fit.error,
                               "warnings": len(fit.warnings), "reached": reached}
     if fit.model is None:
-        return {**row, "pass": False, "silent": []}
+        return {**row, "pass": False, "silent": [], "unnamed": []}
     m, v_max = fit.model, 1.2 * max(speeds)
     lugre = m.kind == "lugre"
     errors = {"static": static_rms(m, truth, speeds),
@@ -719,7 +730,8 @@ def score(fit: Fit, data: JointData, scorer: Prepared, truth_test: float,
     bad = catastrophes(errors, checked_items(fit))
     return {**row, **errors, "kind": m.kind, **{f"ok_{k}": v for k, v in ok.items()},
             "pass": all(ok.values()), "catastrophes": bad,
-            "silent": [k for k in bad if not named(k, fit.warnings)]}
+            "silent": [k for k in bad if not named(k, fit.warnings)],
+            "unnamed": unnamed_failures(ok, fit.warnings)}
 
 
 # ---------------------------------------------------------------------------- one joint
@@ -808,6 +820,7 @@ def results_table(rows: Sequence[dict]) -> pd.DataFrame:
         rec["reach"] = "y" if r["reached"] else "n"
         rec["pass"] = "FAILED" if r["error"] else ("yes" if r["pass"] else "no")
         rec["silent"] = ",".join(r["silent"]) or "–"
+        rec["unnamed"] = ",".join(r.get("unnamed", [])) or "–"
         rec["warn"] = r["warnings"]
         rec["wall s"] = _fmt(r["wall_s"])
         out.append(rec)
@@ -827,6 +840,8 @@ def pass_rates(rows: Sequence[dict]) -> pd.DataFrame:
             pool = ok[ok["reached"]] if k == "breakaway" else ok
             n = int(pool[f"ok_{k}"].sum()) if f"ok_{k}" in pool else 0
             rec[f"{k} ok"] = f"{n}/{len(pool)}"
+        failed = ok[~ok["pass"].astype(bool)]
+        rec["failed, every failure named"] = int(sum(not u for u in failed["unnamed"]))
         rec["silent catastrophes"] = int(sum(bool(s) for s in g["silent"]))
         rec["… not only σ1"] = int(sum(bool(set(s) - {"sigma1"}) for s in g["silent"]))
         rec["median wall s"] = _fmt(float(g["wall_s"].median()))
@@ -838,7 +853,8 @@ def write_outputs(out: Path, seed: int, specs: list[JointSpec], rows: list[dict]
                   total_s: float, methods: Sequence[str]) -> str:
     """``zoo.csv`` and ``zoo.md`` in ``out``; returns the markdown."""
     flat = [{**r, "catastrophes": ",".join(r.get("catastrophes", [])),
-             "silent": ",".join(r["silent"])} for r in rows]
+             "silent": ",".join(r["silent"]),
+             "unnamed": ",".join(r.get("unnamed", []))} for r in rows]
     pd.DataFrame(flat).to_csv(out / "zoo.csv", index=False)
     text = "\n".join([
         f"# Joint zoo: seed {seed}, {len(specs)} joints, methods {', '.join(methods)}", "",
