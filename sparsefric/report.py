@@ -9,6 +9,8 @@ torque error of the identified model on the test data (else the validation data,
 training data) in %, beside the true or reference model's and the free-run error. Both files
 are written atomically. :func:`summary_dict` gives the same key results as a JSON-serialisable
 dictionary (the CLI's ``--json``; ratios there stay ratios, not %).
+:func:`write_model_comparison` writes the page that sets models A and B side by side
+(``identify --model both``).
 """
 
 from __future__ import annotations
