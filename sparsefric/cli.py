@@ -231,7 +231,8 @@ def _identify_parser(sub) -> None:
                    help="stop after step 1 (static friction, no LuGre state)")
     p.add_argument("--model", choices=("A", "B", "both"), default="A",
                    help="friction sign function: A = sign(q̇) (default), B = tanh(K q̇), "
-                        "both = two models side by side (subfolders A/ and B/)")
+                        "both = two models side by side (subfolders A/ and B/, compared in "
+                        "report.html)")
     p.add_argument("--tanh-k", type=_positive, default=150.0, metavar="K",
                    help="K of model B's tanh(K q̇) [s/rad] (default: 150)")
     p.add_argument("--omega-starts", type=_positive_list, default=None, metavar="LIST",
@@ -395,7 +396,7 @@ def _comparisons(args: argparse.Namespace, train, validate) -> dict:
 def _run_identify(args: argparse.Namespace) -> int:
     from sparsefric.atomic import refuse_results, staged
     from sparsefric.outputs import RESULT_NAMES, write_results
-    from sparsefric.report import headline_lines
+    from sparsefric.report import headline_lines, write_model_comparison
 
     out = Path(args.out)
     refuse_results(out, RESULT_NAMES, args.force)
@@ -416,6 +417,8 @@ def _run_identify(args: argparse.Namespace) -> int:
             target.mkdir(exist_ok=True)
             summaries[name] = write_results(result, target, train, validate, test,
                                             known=known, compare=compare, cve_file=cve_file)
+        if len(fitted) > 1:  # the two models side by side (the paper's Figs. 14 and 15)
+            write_model_comparison(fitted, stage, train, validate, test, cve_file=cve_file)
 
     staged(out, work, RESULT_NAMES)
     if args.json:

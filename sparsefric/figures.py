@@ -194,10 +194,7 @@ def friction_curves(models: Mapping[str, JointModel], v_max: float,
         velocity and friction as measured, with friction_std; square markers, legend "CVE
         file".
     """
-    lo = 1e-4 * v_max
-    for pts in (cve, cve_file):
-        if pts is not None and len(pts):
-            lo = min(lo, 0.5 * float(np.abs(pts["velocity"]).min()))
+    lo = _lowest_speed(1e-4 * v_max, cve, cve_file)
     v_log, v_lin = np.geomspace(lo, v_max, 300), np.linspace(-v_max, v_max, 601)
     ylabel = f"τ_f [{unit['tau']}]"
     a = Panel(f"q̇ [{unit['qd']}] (positive, log)", ylabel, xlog=True)
@@ -213,15 +210,33 @@ def friction_curves(models: Mapping[str, JointModel], v_max: float,
         label, color, dash = _style(role, k)
         a.line(v_log, m.static_friction(v_log, outside="ignore"), label, color, dash)
         b.line(v_lin, m.static_friction(v_lin, outside="ignore"), label, color, dash)
+    _cve_by_speed(a, cve, cve_file)
     if cve is not None and len(cve):
         v, f, err = _points(cve)
-        a.errorbar(v, f, err, "constant-velocity points")
         b.errorbar(np.r_[v, -v], np.r_[f, -f], np.r_[err, err], "constant-velocity points")
     if cve_file is not None and len(cve_file):
-        v, f, err = _points(cve_file)
-        a.errorbar(np.abs(v), np.sign(v) * f, err, "CVE file", CVE_FILE_COLOR, square=True)
-        b.errorbar(v, f, err, "CVE file", CVE_FILE_COLOR, square=True)
+        b.errorbar(*_points(cve_file), "CVE file", CVE_FILE_COLOR, square=True)
     return Figure([a, b], title, name)
+
+
+def _lowest_speed(floor: float, *points: pd.DataFrame | None) -> float:
+    """The low end [rad/s or m/s] of a log speed axis: ``floor``, or half the slowest CVE
+    point."""
+    for pts in points:
+        if pts is not None and len(pts):
+            floor = min(floor, 0.5 * float(np.abs(pts["velocity"]).min()))
+    return floor
+
+
+def _cve_by_speed(panel: Panel, cve: pd.DataFrame | None,
+                  cve_file: pd.DataFrame | None) -> None:
+    """CVE points on a log speed axis: friction in the direction of motion against |q̇|; the
+    records' points as round dots, a user's file (signed, as measured) as squares."""
+    if cve is not None and len(cve):
+        panel.errorbar(*_points(cve), "constant-velocity points")
+    if cve_file is not None and len(cve_file):
+        v, f, err = _points(cve_file)
+        panel.errorbar(np.abs(v), np.sign(v) * f, err, "CVE file", CVE_FILE_COLOR, square=True)
 
 
 def _points(cve: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -392,10 +407,144 @@ def free_run(runs: Sequence[FreeRunResult], names: Sequence[str], unit: dict[str
             p.line(r.t, meas, "measured", COLORS["measured"], width=1.2)
             p.line(r.t, sim, "free run of the identified model", COLORS["dynamic"], "5 2", 1.2)
             panels.append(p)
-    every = (f"restarted from the measured state every {restart_s:g} s" if restart_s else
-             "one run from the start")
-    return Figure(panels, f"Free-run simulation driven by the measured torque ({every})",
-                  "free-run", height=220)
+    return Figure(panels, "Free-run simulation driven by the measured torque "
+                  f"({_restarts(restart_s)})", "free-run", height=220)
+
+
+def _restarts(restart_s: float | None) -> str:
+    return (f"restarted from the measured state every {restart_s:g} s" if restart_s else
+            "one run from the start")
+
+
+def free_run_errors(runs: Mapping[str, Sequence[FreeRunResult]], names: Sequence[str],
+                    unit: dict[str, str], restart_s: float | None) -> Figure:
+    """The paper's Fig. 14: per record, the free-run relative errors (q − q_sim)/max|q| and
+    (q̇ − q̇_sim)/max|q̇| [%] against time, every model on the same axes.
+
+    Parameters
+    ----------
+    runs : mapping of str to sequence of FreeRunResult
+        Legend label (``model A``, ``model B``) → the free runs of that model, one per record
+        of ``names``, in the same order.
+    names : sequence of str
+        The records.
+    unit : dict
+        :func:`sparsefric.model.units` of the axis (the relative errors have none; the titles
+        quote each model's RMS errors in it).
+    restart_s : float or None
+        Restart period [s] of the runs (for the title).
+    """
+    panels = []
+    for i, name in enumerate(names):
+        for sym, attr, u in (("q", "q", unit["q"]), ("q̇", "qd", unit["qd"])):
+            rms = ", ".join(f"{label} {getattr(r[i], 'rms_' + attr):.3g}"
+                            for label, r in runs.items())
+            p = Panel("t [s]", f"({sym} − {sym}_sim)/max|{sym}| [%]",
+                      f"{short(name)}: {sym} (RMS error {rms} {u})")
+            for k, (label, r) in enumerate(runs.items()):
+                measured, simulated = getattr(r[i], attr), getattr(r[i], attr + "_sim")
+                p.line(r[i].t, 100 * relative_error_series(measured, simulated), label,
+                       CYCLE[k % len(CYCLE)], None, 1.0)
+            panels.append(p)
+    return Figure(panels, "Free-run relative error of each model, driven by the measured "
+                  f"torque ({_restarts(restart_s)})", "free-run-errors", height=220)
+
+
+# ----------------------------------------------------------------------------- friction branches
+#: Legend text and colour of the accelerating and decelerating branches.
+BRANCH_STYLES = {"accelerating": ("dynamic model, accelerating (|q̇| rising)", CYCLE[2]),
+                 "decelerating": ("dynamic model, decelerating (|q̇| falling)", CYCLE[4])}
+
+
+def motion_phases(qd: np.ndarray, qdd: np.ndarray, accel_threshold: float | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Masks of the accelerating and the decelerating samples of a motion.
+
+    |q̇| rises where q̇ q̈ > 0 (½ d(q̇²)/dt) and falls where q̇ q̈ < 0. Samples with |q̈| at or
+    below ``accel_threshold`` (constant velocity, rest) are in neither.
+
+    Parameters
+    ----------
+    qd : ndarray
+        Velocity [rad/s or m/s].
+    qdd : ndarray
+        Acceleration [rad/s² or m/s²], same length.
+    accel_threshold : float, optional
+        [rad/s² or m/s²]; default 5 % of the 99th percentile of |q̈|, the rule of
+        :func:`sparsefric.validation.constant_velocity_mask`.
+    """
+    qd, qdd = np.asarray(qd, dtype=float), np.asarray(qdd, dtype=float)
+    if accel_threshold is None:
+        accel_threshold = 0.05 * float(np.percentile(np.abs(qdd), 99))
+    moving = np.abs(qdd) > accel_threshold
+    rate = qd * qdd
+    return moving & (rate > 0), moving & (rate < 0)
+
+
+def _branch_lines(panel: Panel, model: JointModel, data: Evaluation, lo: float) -> None:
+    """sign(q̇)·τ_f of ``model`` driven by the velocity of each record of ``data`` (z
+    integrated along it) against |q̇| ≥ ``lo``: one line per motion phase, broken elsewhere."""
+    x = data.prep.signals
+    for traj, s in zip(data.trajectories, data.slices(), strict=True):
+        qd = x.qd[s]
+        f = np.sign(qd) * model.friction_torque(qd, traj.dt, outside="ignore")
+        shown = np.abs(qd) >= lo
+        for (label, color), mask in zip(BRANCH_STYLES.values(), motion_phases(qd, x.qdd[s]),
+                                        strict=True):
+            panel.line(*_runs_apart(mask & shown, np.abs(qd), f), label, color, None, 1.2)
+
+
+def _runs_apart(keep: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The samples ``keep`` of (x, y), a NaN between runs (a line breaks there; the rest is
+    left out, so a long record is thinned only by what it shows)."""
+    idx = np.flatnonzero(keep)
+    breaks = np.flatnonzero(np.diff(idx) > 1) + 1
+    return (np.insert(x[idx].astype(float), breaks, np.nan),
+            np.insert(y[idx].astype(float), breaks, np.nan))
+
+
+def friction_branches(models: Mapping[str, tuple[JointModel, JointModel]], data: Evaluation,
+                      unit: dict[str, str], cve: pd.DataFrame | None = None,
+                      cve_file: pd.DataFrame | None = None) -> Figure:
+    """The paper's Fig. 15: the friction of each dynamic model along the records, split into
+    accelerating and decelerating motion, against the CVE points, the model's own steady-state
+    curve (ż = 0) and the step-1 static curve; one panel per model.
+
+    Parameters
+    ----------
+    models : mapping of str to (JointModel, JointModel)
+        Panel title (``LuGre (final)``, ``model A`` …) → (the dynamic model, its step-1 static
+        model).
+    data : Evaluation
+        The records whose velocity drives the models (the paper uses a training record).
+    unit : dict
+        :func:`sparsefric.model.units` of the axis.
+    cve, cve_file : DataFrame, optional
+        Constant-velocity points of the records and of a user's file, as in
+        :func:`friction_curves`.
+
+    Notes
+    -----
+    The friction is drawn in the direction of motion, sign(q̇)·τ_f, against |q̇| on a log axis
+    from 10⁻³ of the largest speed (or half the slowest CVE point) up; see
+    :func:`motion_phases` for the split.
+    """
+    hi = float(np.max(np.abs(data.prep.signals.qd)))
+    lo = _lowest_speed(1e-3 * hi, cve, cve_file)
+    v = np.geomspace(lo, hi, 300)
+    panels = []
+    for title, (dynamic, static) in models.items():
+        p = Panel(f"|q̇| [{unit['qd']}] (log)", f"sign(q̇)·τ_f [{unit['tau']}]", title,
+                  xlog=True)
+        _branch_lines(p, dynamic, data, lo)
+        p.line(v, static.static_friction(v, outside="ignore"), *_style("static"))
+        p.line(v, dynamic.static_friction(v, outside="ignore"), "dynamic model with ż = 0",
+               COLORS["dynamic"])
+        _cve_by_speed(p, cve, cve_file)
+        panels.append(p)
+    return Figure(panels, "Friction of the dynamic model along the records, accelerating and "
+                  f"decelerating — {data.label} data", f"branches-{data.label}",
+                  cols=min(2, len(panels)), height=320)
 
 
 # ----------------------------------------------------------------------------- friction loops

@@ -9,6 +9,8 @@ torque error of the identified model on the test data (else the validation data,
 training data) in %, beside the true or reference model's and the free-run error. Both files
 are written atomically. :func:`summary_dict` gives the same key results as a JSON-serialisable
 dictionary (the CLI's ``--json``; ratios there stay ratios, not %).
+:func:`write_model_comparison` writes the page that sets models A and B side by side
+(``identify --model both``).
 """
 
 from __future__ import annotations
@@ -596,7 +598,27 @@ def _sec_friction(c: _Context) -> str:
         out += ('<p class="note">CVE file: the static curve of each model against the given '
                 "constant-velocity points; RMS error relative to the RMS friction, and the "
                 "point missed most.</p>" + _html_table(_cve_file_table(c)))
-    return out
+    return out + _branches_html(c, {"LuGre (final)": c})
+
+
+def _branches_html(c: _Context, panels: Mapping[str, _Context]) -> str:
+    """The dynamic friction along the training records, accelerating and decelerating (the
+    paper's Fig. 15), one panel per LuGre model of ``panels`` (title → its context); empty
+    without one."""
+    models = {title: (ctx.result.model, ctx.result.static_model)
+              for title, ctx in panels.items() if ctx.result.model.kind == "lugre"}
+    if not models or "train" not in c.by:
+        return ""
+    return (figures.friction_branches(models, c.by["train"], c.unit, c.cve, c.cve_file).svg()
+            + _BRANCHES_NOTE)
+
+
+_BRANCHES_NOTE = ('<p class="note">The friction of the dynamic model driven by the velocity '
+                  "of the training records (z integrated along each), in the direction of "
+                  "motion, where |q̇| rises and where it falls (|q̈| above 5 % of its 99th "
+                  "percentile); beside it the model's own steady-state curve (ż = 0), the "
+                  "step-1 static curve and the constant-velocity points (as Fig. 15 of "
+                  "Mahmoudkhani et al. 2023).</p>")
 
 
 def _cve_file_table(c: _Context) -> pd.DataFrame:
@@ -682,12 +704,20 @@ SECTIONS = (("status", "Status", _sec_status), ("parameters", "Parameters", _sec
 
 
 def _page(c: _Context, title: str) -> str:
-    parts, links = [], []
+    sections = []
     for anchor, heading, build in SECTIONS:
-        body = build(c)
+        if anchor == "free-run" and c.held is not None:
+            heading = f"{heading} ({c.held.label} data)"
+        sections.append((anchor, heading, build(c)))
+    return _document(title, c.result.model.axis, sections)
+
+
+def _document(title: str, axis: str, sections: Sequence[tuple[str, str, str]]) -> str:
+    """The HTML page: title, a note, links to the sections, then each (anchor, heading,
+    body) section whose body is not empty."""
+    parts, links = [], []
+    for anchor, heading, body in sections:
         if body:
-            if anchor == "free-run":
-                heading = f"{heading} ({c.held.label} data)"
             parts.append(f'<section id="{anchor}"><h2>{html.escape(heading)}</h2>{body}'
                          "</section>")
             links.append(f'<a href="#{anchor}">{html.escape(heading.split(" (")[0])}</a>')
@@ -698,7 +728,7 @@ def _page(c: _Context, title: str) -> str:
             f"<h1>{html.escape(title)}</h1>"
             f'<p class="note">Generated {stamp} by sparsefric (Mahmoudkhani et al. 2023: '
             f"SINDy-SR3 static structure + iterative LuGre identification). Axis: "
-            f"{c.result.model.axis}. Figures are vector graphics: zoom in with the browser."
+            f"{axis}. Figures are vector graphics: zoom in with the browser."
             f"</p><nav>{''.join(links)}</nav>\n" + "\n".join(parts) + "\n</body></html>\n")
 
 
@@ -787,3 +817,75 @@ def write_report(result: IdentificationResult, out_dir: str | Path,  # noqa: PLR
     write_text(out / "report.html", page)
     write_text(out / "summary.md", md)
     return c.summary
+
+
+# --------------------------------------------------------------------------- models A and B
+def write_model_comparison(results: Mapping[str, IdentificationResult],
+                           out_dir: str | Path, train: Sequence[Trajectory],
+                           validate: Sequence[Trajectory] | None = None,
+                           test: Sequence[Trajectory] | None = None, *,
+                           cve_file: pd.DataFrame | None = None, restart_s: float | None = 1.0,
+                           title: str = "sparsefric: model A against model B") -> None:
+    """Write ``report.html`` into ``out_dir`` comparing models identified on the same data
+    (``identify --model both``), atomically.
+
+    The page holds each model's headline, their parameters side by side, the free-run relative
+    errors of q and q̇ of every model on the same axes (test, else validation, else training
+    data; the paper's Fig. 14) and the friction of each dynamic model along the training
+    records, accelerating and decelerating, against the CVE points and the steady-state and
+    step-1 curves (Fig. 15). It links to each model's own report, ``<name>/report.html``.
+
+    Parameters
+    ----------
+    results : mapping of str to IdentificationResult
+        Model name (``A``, ``B``: also its subfolder) → a fitted estimator's ``result_``.
+    out_dir : path-like
+        Output directory (created if missing).
+    train, validate, test : list of Trajectory
+        The data sets the models were identified and are scored on.
+    cve_file : DataFrame, optional
+        A user's own constant-velocity points (:func:`sparsefric.validation.load_cve`).
+    restart_s : float, optional
+        Restart period [s] of the free runs (``None``: one open-loop run).
+    title : str
+        Page title.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    contexts: dict[str, _Context] = {}
+    with threadpool_limits(1):  # vector products only: BLAS threads would just contend
+        for name, result in results.items():
+            cve = next(iter(contexts.values())).cve if contexts else None  # the records': once
+            contexts[f"model {name}"] = _Context(result, (train, validate, test),
+                                                 (cve, cve_file), {}, {}, restart_s)
+        page = _document(title, next(iter(results.values())).model.axis,
+                         _comparison_sections(contexts, list(results)))
+    write_text(out / "report.html", page)
+
+
+def _signs_note(contexts: Mapping[str, _Context]) -> str:
+    """The friction sign function of each model, in one line."""
+    signs = [f"{label}: " + (f"tanh(K q̇), K = {fmt(c.result.model.tanh_k)} "
+                             f"{c.unit['vel']}" if c.result.model.tanh_k > 0
+                             else "sign(q̇)")
+             for label, c in contexts.items()]
+    return f'<p class="note">Friction sign function — {html.escape("; ".join(signs))}.</p>'
+
+
+def _comparison_sections(contexts: Mapping[str, _Context],
+                         names: Sequence[str]) -> list[tuple[str, str, str]]:
+    """(anchor, heading, body) of the page of :func:`write_model_comparison`."""
+    first = next(iter(contexts.values()))
+    head = "".join(f"<div>{html.escape(f'[{label}] {line}')}</div>"
+                   for label, c in contexts.items() for line in headline_lines(c.summary))
+    links = " · ".join(f'<a href="{html.escape(n)}/report.html">model {html.escape(n)}: its '
+                       "own report</a>" for n in names)
+    params = parameter_table({label: c.result.model for label, c in contexts.items()})
+    runs = {label: c.runs for label, c in contexts.items() if c.runs}
+    errors = (figures.free_run_errors(runs, first.held.prep.names, first.unit,
+                                      first.restart_s).svg() if runs else "")
+    held = first.held.label if first.held is not None else ""
+    return [("status", "Status", f'<div class="headline">{head}</div><p>{links}</p>'),
+            ("parameters", "Parameters", _html_table(params) + _signs_note(contexts)),
+            ("free-run", f"Free-run relative error ({held} data)", errors),
+            ("branches", "Friction along the training records", _branches_html(first, contexts))]

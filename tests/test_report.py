@@ -61,8 +61,8 @@ def test_html_is_self_contained(rendered):
     assert "http://" not in page and "https://" not in page
     assert "<script" not in page and "<link" not in page and "<img" not in page
     figures = re.findall(r'<svg class="figure" id="fig-([a-z-]+)"', page)
-    assert figures == ["selection", "coefficients", "friction", "convergence", "torque-train",
-                       "torque-test", "residuals-test", "free-run", "loops-test"]
+    assert figures == ["selection", "coefficients", "friction", "branches-train", "convergence",
+                       "torque-train", "torque-test", "residuals-test", "free-run", "loops-test"]
     assert page.count("<svg") == len(figures)
     assert len(page) < 3_000_000
 
@@ -136,7 +136,7 @@ def test_report_without_cve_and_test(light_fit, tmp_path):
     write_report(est.result_, tmp_path, train, cve=pd.DataFrame(), restart_s=None)
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     # no test data: no test torque figure; free run and hysteresis fall back to the training data
-    assert page.count('<svg class="figure"') == 8
+    assert page.count('<svg class="figure"') == 9
     assert "Free-run simulation (train data)" in page
     assert "Constant-velocity experiment points" not in page
 

@@ -18,7 +18,7 @@ import pytest
 
 from sparsefric.identify import SparseFric
 from sparsefric.model import JointModel
-from sparsefric.report import write_report
+from sparsefric.report import write_model_comparison, write_report
 from sparsefric.screenshots import WIDTH, find_chromium, probe, run_chromium, section_screenshots
 
 from .conftest import EXAMPLE
@@ -65,14 +65,24 @@ def _chromium() -> str:
     pytest.skip("chromium is not installed (run .ci/install-chromium.sh)")
 
 
+def _pieces(example) -> list:
+    """Short pieces of the training records of data/example."""
+    return [t.with_(t=t.t[:4000], q=t.q[:4000], tau=t.tau[:4000], truth={})
+            for t in example["train"]]
+
+
+def _light(train, model: str = "A") -> SparseFric:
+    """A light fit (not a good model; enough to exercise the report)."""
+    return SparseFric(model=model, sigma0_starts=(1e4,), omega_starts=(0.05,),
+                      thresholds=np.geomspace(0.1, 20, 6)).fit(train)
+
+
 @pytest.fixture(scope="module")
 def report(example, tmp_path_factory) -> Path:
     """report.html of a light fit on short pieces of data/example, with the true model; the
     test record is long enough for zoomed windows."""
-    train = [t.with_(t=t.t[:4000], q=t.q[:4000], tau=t.tau[:4000], truth={})
-             for t in example["train"]]
-    est = SparseFric(sigma0_starts=(1e4,), omega_starts=(0.05,),
-                     thresholds=np.geomspace(0.1, 20, 6)).fit(train)
+    train = _pieces(example)
+    est = _light(train)
     out = tmp_path_factory.mktemp("report")
     truth = JointModel.load(EXAMPLE / "truth.json")
     write_report(est.result_, out, train, test=[example["test"][0]], known={"truth": truth})
@@ -96,13 +106,27 @@ def test_every_axis_of_every_figure_has_a_label_with_its_unit(layout):
     figures = {p["figure"] for p in layout["panels"]}
     assert {"fig-selection", "fig-coefficients", "fig-friction", "fig-convergence",
             "fig-torque-train", "fig-torque-test", "fig-residuals-test", "fig-free-run",
-            "fig-loops-test"} <= figures
+            "fig-loops-test", "fig-branches-train"} <= figures
     for p in layout["panels"]:
         (x, x_width), (y, y_width) = p["x"], p["y"]
         assert x and UNIT.search(x) and x_width > 0, p
         assert y and y_width > 0, p
         assert p["categorical"] or UNIT.search(y), p
         assert x_width < p["width"], p  # the label fits under its panel
+
+
+def test_the_comparison_of_models_a_and_b_fits_the_page(example, tmp_path):
+    train = _pieces(example)
+    results = {m: _light(train, m).result_ for m in ("A", "B")}
+    write_model_comparison(results, tmp_path, train, test=[example["test"][0]])
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    (tmp_path / "probe").mkdir()
+    found = probe(_chromium(), page, PROBE, tmp_path / "probe", HEIGHT)
+    assert found["scrollWidth"] <= found["width"] and found["overflow"] == []
+    assert {p["figure"] for p in found["panels"]} == {"fig-free-run-errors",
+                                                       "fig-branches-train"}
+    for p in found["panels"]:
+        assert UNIT.search(p["x"][0]) and UNIT.search(p["y"][0]), p
 
 
 def test_long_records_get_zoomed_windows(report):
