@@ -69,11 +69,13 @@ PAPER_ROWS: tuple[tuple[str, dict], ...] = (
     ("+ inner rule: best (§27)", {"inner_rule": "best"}),
     ("+ outer stop: σ0 and g (§7)", {"outer_stop": "sigma0+g"}),
     ("+ automatic TV weight (§23)", {"tv_weight": AUTO}),
+    ("+ Ω_s by the profile's minimum (§28)", {"omega_step": "profile"}),
 )
 DEFAULT_ROWS: tuple[tuple[str, dict], ...] = (
     ("sparsefric (default)", {}),
     ("sparsefric, inner rule: paper", {"inner_rule": "paper"}),
     ("sparsefric, outer stop: σ0", {"outer_stop": "sigma0"}),
+    ("sparsefric, Ω_s by Newton, ξ fixed", {"omega_step": "newton"}),
 )
 ROWS = tuple((label, {"recipe": "paper", **kw}) for label, kw in PAPER_ROWS) + DEFAULT_ROWS
 SETS = ("example", "zoo", "emps")

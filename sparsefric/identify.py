@@ -52,6 +52,7 @@ from sparsefric.options import (
     DIFFERENTIATION,
     INNER_RULES,
     LIBRARIES,
+    OMEGA_STEPS,
     OUTER_STOPS,
     SIGN_MODELS,
     UNCERTAINTY,
@@ -204,6 +205,10 @@ class SparseFric(RegressorMixin, BaseEstimator):
         What an inner loop returns (``DESIGN.md`` §27).
     outer_stop : {"sigma0+g", "sigma0"}, optional
         Stop the outer loop when σ0 and g(q̇) settle, or σ0 alone (paper).
+    omega_step : {"profile", "newton"}, optional
+        How Ω_s moves between SR3 solves in the sweeps and step 2: to the minimum of the
+        variable-projection profile on SR3's support (sparsefric), or by Newton steps with the
+        coefficients held fixed (paper); ``DESIGN.md`` §28.
     max_refinements : int
         Most rounds of that re-selection.
     refit_rigid : bool, optional
@@ -254,8 +259,10 @@ class SparseFric(RegressorMixin, BaseEstimator):
                  sliding_window: bool | None = None, scale_columns: bool | None = None,
                  lambdas: tuple[float, ...] | None = None, aic_data: str | None = None,
                  aic_domain: str | None = None, inner_rule: str | None = None,
-                 outer_stop: str | None = None, tv_weight: float | None = None):
+                 outer_stop: str | None = None, tv_weight: float | None = None,
+                 omega_step: str | None = None):
         self.recipe = recipe
+        self.omega_step = omega_step
         self.polish = polish
         self.sliding_window = sliding_window
         self.scale_columns = scale_columns
@@ -329,6 +336,7 @@ class SparseFric(RegressorMixin, BaseEstimator):
                 tol=check_positive("tol", p["tol"]), refit_rigid=bool(p["refit_rigid"]),
                 polish=bool(p["polish"]),
                 inner_rule=check_choice("inner_rule", p["inner_rule"], INNER_RULES),
+                omega_step=check_choice("omega_step", p["omega_step"], OMEGA_STEPS),
                 g_tol=IterationSettings.g_tol if check_choice(
                     "outer_stop", p["outer_stop"], OUTER_STOPS) == "sigma0+g" else np.inf),
             refine=bool(p["refine"]),
@@ -341,7 +349,7 @@ class SparseFric(RegressorMixin, BaseEstimator):
             aic_data=check_choice("aic_data", p["aic_data"], AIC_DATA),
             rule=SelectionRule(p["aic_parts"], check_choice(
                 "aic_domain", p["aic_domain"], AIC_DOMAINS) == "literal",
-                bool(p["scale_columns"])))
+                bool(p["scale_columns"]), p["omega_step"]))
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: TrajectoryInput, y: ArrayLike | None = None, *,

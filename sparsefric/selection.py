@@ -59,11 +59,14 @@ class SelectionRule:
         Evaluate AICc outside its domain as printed (:func:`aicc`).
     scaled : bool
         Threshold coefficients of unit-RMS columns (True), or physical coefficients (the paper).
+    omega_step : str
+        How Ω_s moves between SR3 solves (:data:`~sparsefric.options.OMEGA_STEPS`).
     """
 
     parts: int | None = None
     literal: bool = False
     scaled: bool = True
+    omega_step: str = "profile"
 
 
 #: sparsefric's rule: scaled columns, m = :func:`default_parts`, AICc within its domain.
@@ -198,7 +201,7 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
     for thr in grid:
         # past the smallest model (only the unpenalised terms left), larger λ change nothing
         if res is None or (res.support & ~cache.keep).any():
-            solver = SR3Newton(threshold=float(thr), nu=nu)
+            solver = SR3Newton(threshold=float(thr), nu=nu, omega_step=rule.omega_step)
             res = multistart(solver, cache, starts + ([previous] if previous is not None else []))
             previous = res.theta
         k = int(res.support.sum())

@@ -23,13 +23,13 @@ def test_paper_recipe_has_the_published_settings():
     s = SparseFric(recipe="paper").settings()
     assert s.recipe == "paper"
     assert not s.refine and not s.sliding_window
-    assert s.rule == SelectionRule(parts=10, literal=True, scaled=False)
+    assert s.rule == SelectionRule(parts=10, literal=True, scaled=False, omega_step="newton")
     assert s.aic_data == "validation"
     assert s.omega_starts == (0.01,)
     assert s.sigma0_starts == PAPER_SIGMA0_STARTS == (1e3, 5e3, 1e4, 5e4, 1e5)
     it = s.iterations
     assert it.nu == 0.01 and not it.polish and not it.refit_rigid
-    assert it.inner_rule == "paper" and it.g_tol == np.inf
+    assert it.inner_rule == "paper" and it.g_tol == np.inf and it.omega_step == "newton"
     # λ = 350 (the paper's choice) is on the grid, as the threshold √(2νλ) the prox applies
     assert np.allclose(s.thresholds, np.sqrt(2 * 0.01 * np.array(PAPER_LAMBDAS)))
     assert np.sqrt(2 * 0.01 * 350) in s.thresholds
@@ -39,7 +39,7 @@ def test_paper_recipe_has_the_published_settings():
 def test_default_recipe_keeps_sparsefric_defaults():
     s = SparseFric().settings()
     assert s.recipe == "sparsefric" and s.refine and s.sliding_window
-    assert s.rule == SelectionRule(parts=None, literal=False, scaled=True)
+    assert s.rule == SelectionRule(parts=None, literal=False, scaled=True, omega_step="profile")
     assert s.aic_data == "training+validation" and s.thresholds is None
     assert s.omega_starts == DEFAULT_OMEGA_STARTS and s.sigma0_starts is None
     it = s.iterations
@@ -57,6 +57,8 @@ def test_default_recipe_keeps_sparsefric_defaults():
     ("aic_domain", "guarded", lambda s: s.rule.literal is False and "guarded"),
     ("aic_data", "training+validation", lambda s: s.aic_data),
     ("inner_rule", "best", lambda s: s.iterations.inner_rule),
+    ("omega_step", "profile", lambda s: s.rule.omega_step == s.iterations.omega_step
+     and s.rule.omega_step),
     ("outer_stop", "sigma0+g", lambda s: s.iterations.g_tol == 3e-3 and "sigma0+g"),
     ("omega_starts", (0.05,), lambda s: s.omega_starts),
     ("sigma0_starts", (2e4,), lambda s: s.sigma0_starts),
@@ -98,7 +100,8 @@ def test_lambdas_become_thresholds_and_conflict_with_thresholds():
 
 @pytest.mark.parametrize(("option", "value"), [
     ("recipe", "papr"), ("recipe", None), ("aic_data", "test"), ("aic_domain", "loose"),
-    ("inner_rule", "eq18"), ("outer_stop", "g"), ("tv_weight", -1.0), ("lambdas", (0.0,)),
+    ("inner_rule", "eq18"), ("outer_stop", "g"), ("omega_step", "brent"),
+    ("tv_weight", -1.0), ("lambdas", (0.0,)),
 ])
 def test_a_bad_value_names_its_option(option, value):
     with pytest.raises(OptionError, match=f"^{option} "):

@@ -130,3 +130,26 @@ def test_omega_stays_where_the_data_can_see_a_stribeck_term():
     for omega0 in (1e-4, 0.002, 0.02):
         res = SR3Newton(threshold=0.01).fit(cache, np.log(omega0))
         assert lo <= res.theta <= hi and res.converged
+
+
+def test_profile_step_finds_a_stribeck_velocity_the_fixed_coefficient_newton_loses():
+    """Two steady speeds (0.127 and 2.13 rad/s) plus ramps through the speeds between, and a
+    Stribeck term at Ω_s = 0.35 rad/s (zoo joint 16's design): with SR3's coefficients held
+    fixed, Newton walks Ω_s down to a spike on the slowest samples from every start; the
+    variable-projection step lands at the truth and the noise floor."""
+    rng = np.random.default_rng(16)
+    n = 6000
+    speed = np.where(rng.random(n) < 0.2, rng.uniform(0.02, 2.13, n),
+                     rng.choice([0.127, 2.13], n, p=[0.45, 0.55]))
+    qd = rng.choice([-1, 1], n) * speed
+    x = Signals(rng.uniform(-1, 1, n), qd, rng.normal(size=n))
+    g = 29.7 + 14.9 * np.exp(-(speed / 0.35) ** 3)
+    tau = 1.4 * x.qdd + 80 * np.cos(x.q) + np.sign(qd) * g + 4.4 * qd + 0.5 * rng.normal(size=n)
+    cache = GramCache(static_library(), x, tau)
+    floor = 0.5 * np.sqrt(n)  # ‖noise‖
+    for omega0 in (0.002, 0.02, 0.2):
+        res = SR3Newton(threshold=0.2).fit(cache, np.log(omega0))
+        assert res.omega == pytest.approx(0.35, rel=0.1)
+        assert res.error < 1.15 * floor
+        paper = SR3Newton(threshold=0.2, omega_step="newton").fit(cache, np.log(omega0))
+        assert paper.omega < 0.1 and paper.error > 2 * floor

@@ -179,6 +179,8 @@ class IterationSettings:
     polish: bool = True
     #: what an inner loop returns (:data:`~sparsefric.options.INNER_RULES`, ``DESIGN.md`` §27)
     inner_rule: str = "best"
+    #: how Ω_s moves in step 2's regression (:data:`~sparsefric.options.OMEGA_STEPS`, §28)
+    omega_step: str = "profile"
 
 
 @dataclass
@@ -447,16 +449,17 @@ def params_from_coefficients(params: FrictionParams, structure: Structure,
 
 def outer_fit(params: FrictionParams, structure: Structure, data: FrictionData, nu: float,
               z_zd: tuple[np.ndarray, np.ndarray] | None = None,
-              g: np.ndarray | None = None) -> FrictionParams:
+              g: np.ndarray | None = None, omega_step: str = "profile") -> FrictionParams:
     """Step 2: refit g(q̇), τ_v and σ1 with the ż of ``params``; Newton updates of Ω_s.
 
     The regression uses at most :data:`~sparsefric.selection.MAX_ROWS` rows (uniform stride,
     as the sweeps); the inner loop then refits σ0, σ1 and τ_v on every sample. ``g``: g(q̇) of
-    ``params`` [N·m] if already computed.
+    ``params`` [N·m] if already computed; ``omega_step``: how Ω_s moves (:class:`SR3Newton`).
     """
     signals = dynamic_signals(params, data, z_zd, g)
     library = outer_library(structure)
-    res = SR3Newton(threshold=0.0, nu=nu, theta_bounds=data.theta_bounds).fit(
+    res = SR3Newton(threshold=0.0, nu=nu, theta_bounds=data.theta_bounds,
+                    omega_step=omega_step).fit(
         GramCache(library, *thin(signals, data.tau_c)), np.log(params.stribeck_velocity))
     return params_from_coefficients(params, structure, res.coef, res.omega)
 
@@ -507,7 +510,7 @@ def run_iterations(start: FrictionParams, structure: Structure, data: FrictionDa
         if abs(params.sigma0 - sigma0_old) <= s.tol * sigma0_old and g_change <= s.g_tol:
             converged, reason = _stop_reason(params, xi_u, s)
             break
-        params = outer_fit(params, structure, data, s.nu, (inner.z, inner.zd), g)
+        params = outer_fit(params, structure, data, s.nu, (inner.z, inner.zd), g, s.omega_step)
         g_old, g = g, stribeck_g(data.x.qd, params)
         if not np.all(g > 0):
             reason = "g(q̇) became non-positive; kept the last valid model"
