@@ -171,12 +171,12 @@ int main(int argc, char **argv)
         double ns[8];
         TIME(0, 0.5, y = exp(-y));
         TIME(1, 0.0, y += exp(-x[i]));
-        TIME(2, 0.5, y = bench_friction_exp_(y * PER_E));
-        TIME(3, 0.0, y += bench_friction_exp_(x[i] * PER_E));
+        TIME(2, 0.5, y = bench_friction_exp_(y * PER_E, 1.0));
+        TIME(3, 0.0, y += bench_friction_exp_(x[i] * PER_E, 1.0));
         TIME(4, 2.0, y = sqrt(y + 1.0));
         TIME(5, 0.5, y = 2.0 / (y + 1.0));
         TIME(6, 0.0, y += bench_friction_exp_(
-            PER_E / (1.0 + bench_friction_exp_(x[i] * sqrt(x[i]) * PER_E))));
+            PER_E / (1.0 + bench_friction_exp_(x[i] * sqrt(x[i]) * PER_E, 1.0)), 1.0));
         TIME(7, 0.0, y += exp(-1.0 / (1.0 + exp(-x[i] * sqrt(x[i])))));
         for (int k = 0; k < 8; k++) {
             sink += results[k];
