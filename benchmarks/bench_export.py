@@ -13,16 +13,26 @@ time, so that other processes on a shared machine do not count. The Python objec
 (:class:`sparsefric.lugre.LuGreFriction`) is timed in this process, sample by sample (``step``)
 and vectorised (``simulate``).
 
-What bounds the C step: per sample it evaluates, one after the other, x^δ (a square root for
-δ = 1.5), the Stribeck exponential in g(q̇), a division by the interval's g and the bristle
-decay exp(−a h), which needs that g. Only the last update of z depends on the previous sample,
-so successive steps could overlap, but the processor holds only so many instructions in flight:
-a step that waits about 50 ns for its chain (the sum of the latencies below) keeps the next ones
-from starting, and six independent instances stepped in turn run no faster than one. The last
-table times these operations alone — libm's exp and the exported code's inline exp in a
-dependent chain (latency) and on independent inputs (throughput), sqrt and division in a chain —
-and the step's chain x√x → exp → ÷ → exp alone on independent inputs: the rate no step can beat
-on this machine however little else it does.
+What bounds the C step (figures from this script, cc -O2, on a 2.0 GHz AMD EPYC shared with
+other jobs): per sample it evaluates, one after the other, x^δ (a square root for δ = 1.5), the
+Stribeck exponential in g(q̇), a division by the interval's g and the bristle decay exp(−a h),
+which needs that g — a chain of about 40 ns of latency (the last table: sqrt 8 ns, each inline
+exp 13 ns, division 3 ns, and the multiplications and additions between them). Only the last
+update of z depends on the previous sample, so successive samples overlap, but only about two
+such chains at a time: alone, on independent inputs, the chain x√x → exp → ÷ → exp costs 19 ns
+(52 M/s), the ceiling of any exact step on this machine; without its square root 13 ns, without
+its first exp 10.5 ns. The rest of a sample — the validity check, the viscous polynomial, ż's
+division by g, the state — adds operations that compete for the same overlap, and z's update and
+τ_f lengthen the chain: the step costs 29 ns (34 M/s double, 40 M/s float). By hand on the same
+machine (code that is not exported): eight extra operations at the end of the bare chain cost
+5 ns, eight independent ones 1.4 ns; a step written for model A alone, without the loops over
+terms, ran at 39 M/s, and at 43 M/s without the validity check, the a h < 1e−12 test and ż's
+division. Six independent instances stepped in turn run no faster than one: no dependency
+between samples bounds the step. (One did until the state kept z apart from qd_prev: the
+compiler stored both in one 16-byte store, so the next sample's decay waited for the previous
+z — 32 M/s instead of 34.) -O3 or -march=native change nothing; a cheaper exp would, but
+degree 3 takes the step outside the tests' 1e−9 tolerance (see sparsefric/export.py). So 50 M
+steps/s, this project's target, is out of reach of an exact step at -O2 on this machine.
 """
 
 from __future__ import annotations
@@ -39,7 +49,7 @@ import numpy as np
 
 from sparsefric.data import load_trajectories
 from sparsefric.differentiation import differentiate
-from sparsefric.export import export_model
+from sparsefric.export import EXP_STEPS, export_model
 from sparsefric.model import JointModel
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "example"
@@ -128,7 +138,7 @@ PRIMITIVES = r"""
 #include <time.h>
 #include "bench_friction.c" /* for its inline exp only; no step is called */
 
-#define PER_E (64.0 / 0.6931471805599453) /* the inline exp takes x 64/ln 2 */
+#define PER_E (@STEPS@.0 / 0.6931471805599453) /* the inline exp takes x @STEPS@/ln 2 */
 
 static double cpu_seconds(void)
 {
@@ -138,7 +148,7 @@ static double cpu_seconds(void)
 }
 
 /* Each loop's result is stored here before the clock is read, so that it cannot move past it. */
-double results[8];
+double results[10];
 
 /* One timed loop: DEPENDENT feeds each result into the next input, otherwise the inputs are
    the independent x[i] and the results are summed. */
@@ -155,7 +165,8 @@ double results[8];
 /* ns per operation, one line per run: libm's exp and the exported code's inline exp, each in
    a dependent chain (latency) and on independent inputs (throughput); sqrt and division in a
    dependent chain; a step's own chain x sqrt(x) -> exp -> division -> exp on independent
-   inputs, which is what successive steps can at best overlap. */
+   inputs, which is what successive steps can at best overlap, and that chain without its
+   square root and without its first exp. */
 int main(int argc, char **argv)
 {
     long n = 1000000;
@@ -168,17 +179,20 @@ int main(int argc, char **argv)
     }
     double sink = 0.0;
     for (int run = 0; run < atoi(argv[1]); run++) {
-        double ns[8];
+        double ns[10];
         TIME(0, 0.5, y = exp(-y));
         TIME(1, 0.0, y += exp(-x[i]));
-        TIME(2, 0.5, y = bench_friction_exp_(y * PER_E));
-        TIME(3, 0.0, y += bench_friction_exp_(x[i] * PER_E));
+        TIME(2, 0.5, y = bench_friction_exp_(y * PER_E, 1.0));
+        TIME(3, 0.0, y += bench_friction_exp_(x[i] * PER_E, 1.0));
         TIME(4, 2.0, y = sqrt(y + 1.0));
         TIME(5, 0.5, y = 2.0 / (y + 1.0));
         TIME(6, 0.0, y += bench_friction_exp_(
-            PER_E / (1.0 + bench_friction_exp_(x[i] * sqrt(x[i]) * PER_E))));
+            PER_E / (1.0 + bench_friction_exp_(x[i] * sqrt(x[i]) * PER_E, 1.0)), 1.0));
         TIME(7, 0.0, y += exp(-1.0 / (1.0 + exp(-x[i] * sqrt(x[i])))));
-        for (int k = 0; k < 8; k++) {
+        TIME(8, 0.0, y += bench_friction_exp_(
+            PER_E / (1.0 + bench_friction_exp_(x[i] * x[i] * PER_E, 1.0)), 1.0));
+        TIME(9, 0.0, y += bench_friction_exp_(PER_E / (1.0 + x[i] * sqrt(x[i])), 1.0));
+        for (int k = 0; k < 10; k++) {
             sink += results[k];
             printf("%.6g ", ns[k]);
         }
@@ -192,7 +206,8 @@ int main(int argc, char **argv)
 PRIMITIVE_NAMES = ("exp (libm), dependent", "exp (libm), independent",
                    "exp (inline), dependent", "exp (inline), independent",
                    "sqrt + add, dependent", "division + add, dependent",
-                   "step chain (inline exp)", "step chain (libm exp)")
+                   "step chain (inline exp)", "step chain (libm exp)",
+                   "step chain without sqrt", "step chain without 1st exp")
 
 
 def recorded_velocity() -> np.ndarray:
@@ -227,7 +242,7 @@ def primitive_ns(model: JointModel, runs: int, work: Path) -> dict[str, float]:
     """Median ns per exp, sqrt, division and a step's chain of them, compiled like the exported
     code (whose inline exp it uses)."""
     export_model(model, "c", work, prefix=PREFIX)
-    (work / "primitives.c").write_text(PRIMITIVES)
+    (work / "primitives.c").write_text(PRIMITIVES.replace("@STEPS@", str(EXP_STEPS)))
     times = _compile_and_run([work / "primitives.c"], [str(runs)], work)
     return dict(zip(PRIMITIVE_NAMES, np.median(times, axis=0), strict=True))
 
@@ -275,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         costs = primitive_ns(truth, args.runs, Path(work))
     print(f"\n{'operation (cc -O2)':<28}{'ns':>8}{'steps/s at most':>18}")
     for name, ns in costs.items():
-        bound = f"{1e9 / ns:>18.3g}" if name.startswith("step chain") else ""
+        bound = f"{1e9 / ns:>18.3g}" if name.startswith("step chain (") else ""
         print(f"{name:<28}{ns:>8.2f}{bound}")
     return 0
 

@@ -26,10 +26,11 @@ includes e^{−u} underflowing to 0) and tanh(y) where it rounds to 1; δ = k/4 
 grid 0.5, 0.75, …, 4) uses products and square roots instead of ``pow``. What remains per
 sample is one exp per Stribeck term that is not negligible at that speed, one exp for the bristle
 decay (two more for model B's tanh) and two divisions. The exp is the code's own, inline (a
-table of 2^(−j/64) and a short polynomial, within (2 + x) ulp of e^{−x}), rather than libm's
-function call: no call, 64/ln 2 folded into the step's constants, and the compiler schedules
-it with the rest of the step — a shorter chain of dependent operations per sample, which is
-what bounds the step (see benchmarks/bench_export.py).
+table of 2^(−j/128) and a Taylor polynomial, within 1.2e-15 (double) of e^{−x} beyond rounding),
+rather than libm's function call: no call, 128/ln 2 and the term's factor folded into the step's
+constants, and the compiler schedules it with the rest of the step — a shorter chain of
+dependent operations per sample, which is what bounds the step (see
+benchmarks/bench_export.py).
 """
 
 from __future__ import annotations
@@ -55,19 +56,20 @@ DEFAULT_PREFIX = "sparsefric_friction"
 C_CAPACITY = {"stribeck": 4, "viscous": 6, "power": 8}
 #: Per C type: the suffix of its functions, types and literals; tanh(y) == 1 beyond TANH_ONE;
 #: exp(−u) == 0 beyond LN_TINY; LN_HALF_ULP = ln 2^(mantissa bits + 1).
-#: The exponential (see ``exp_`` in friction.c.in) has a table of 2^(-j/64) and a polynomial of
-#: EXP_DEGREE; UINT holds the type's bits, MANT is their number below the exponent and BIAS its
-#: bias; 2^(-t/64) is normal for t <= EXP_TOP.
+#: The exponential (see ``exp_`` in friction.c.in) has a table of 2^(-j/EXP_STEPS) and a
+#: polynomial of EXP_DEGREE; UINT holds the type's bits, MANT is their number below the exponent
+#: and BIAS its bias; 2^(-t/EXP_STEPS) is normal for t <= EXP_TOP.
 C_TYPES = (
     {"REAL": "double", "F": "", "TANH_ONE": "20.0", "LN_TINY": "746.0",
      "LN_HALF_ULP": "37.42994775023705", "MANTISSA_PLUS_ONE": "54",
-     "UINT": "uint64_t", "MANT": "52", "BIAS": "1023", "EXP_TOP": "65000.0", "EXP_DEGREE": "5"},
+     "UINT": "uint64_t", "MANT": "52", "BIAS": "1023", "EXP_TOP": "130000", "EXP_DEGREE": "4"},
     {"REAL": "float", "F": "f", "TANH_ONE": "10.0", "LN_TINY": "104.0",
      "LN_HALF_ULP": "17.328679513998633", "MANTISSA_PLUS_ONE": "25",
-     "UINT": "uint32_t", "MANT": "23", "BIAS": "127", "EXP_TOP": "8000.0", "EXP_DEGREE": "3"},
+     "UINT": "uint32_t", "MANT": "23", "BIAS": "127", "EXP_TOP": "16000", "EXP_DEGREE": "2"},
 )
-#: Entries of the exponential's table: exp(-x) = 2^(-t/64) with t = x 64/ln 2.
-EXP_STEPS = 64
+#: Entries of the exponential's table (a power of 2): exp(-x) = 2^(-t/EXP_STEPS) with
+#: t = x EXP_STEPS/ln 2.
+EXP_STEPS = 128
 _TOKEN = re.compile(r"@([A-Z][A-Z0-9_]*)@")
 _REAL_BLOCK = re.compile(r"/\*@BEGIN_REAL@\*/\n(.*?)/\*@END_REAL@\*/\n", re.S)
 
@@ -203,25 +205,62 @@ def _c_real(x: Decimal | float, t: dict[str, str]) -> str:
 def _c_exp_tokens(t: dict[str, str]) -> dict[str, str]:
     """Table, polynomial and constants of the inline exponential in the C type of ``t``.
 
-    exp(−x) = 2^(−t/64), t = x 64/ln 2 = 64 m + j + d (m, j integers, 0 ≤ j < 64, |d| ≤ 1/2)
-    is 2^−m (exponent bits) times 2^(−j/64) (table) times exp(−d ln 2/64) (Taylor polynomial of
-    EXP_DEGREE, odd, evaluated in pairs of terms so that its latency is about half Horner's).
+    exp(−x) = 2^(−t/N), t = x N/ln 2 = N m + j + d (N = EXP_STEPS; m, j integers, 0 ≤ j < N,
+    |d| ≤ 1/2) is 2^−m (exponent bits) times 2^(−j/N) (table) times exp(−d ln 2/N) (Taylor
+    polynomial of EXP_DEGREE, see :func:`_c_exp_poly`).
+
+    A Taylor polynomial rather than a minimax one: its error, EXP_ERROR at |d| = 1/2, falls as
+    |d|^(EXP_DEGREE + 1) towards d = 0, where the slow bristle decay (small t, d = t) takes it
+    sample after sample and z keeps the sum of the errors. The largest deviation of the double
+    step from the Python object on the tests' records (tests/test_export.py), as a share of the
+    tests' tolerance, model A / model B: 0.5 % / 0.4 % with 128 entries and degree 4 (this code);
+    1.3 % / 77 % with 64 entries and degree 4; 0.2 % / 0.1 % with 64 entries and degree 5 (5 %
+    slower); 26 % (model A) with 64 entries and the minimax polynomial of degree 4 (16 times
+    better at |d| = 1/2, but not exact at 0); 4 and 33 times the tolerance (model A) with 256 and 64
+    entries and degree 3. Float: degree 2 is within 0.03 ulp.
     """
+    degree = int(t["EXP_DEGREE"])
     with localcontext() as ctx:
         ctx.prec = 40
         ln2 = Decimal(2).ln()
         table = [(-ln2 * j / EXP_STEPS).exp() for j in range(EXP_STEPS)]
         c = -ln2 / EXP_STEPS
-        coef = [c ** n / math.factorial(n) for n in range(int(t["EXP_DEGREE"]) + 1)]
+        coef = [c ** n / math.factorial(n) for n in range(degree + 1)]
         per_e = EXP_STEPS / ln2
-    terms = [f"({_c_real(coef[n], t)} + d * {_c_real(coef[n + 1], t)})"
-             for n in range(0, len(coef), 2)]
-    poly = terms[-1]
-    for term in reversed(terms[:-1]):
-        poly = f"({term}\n           + d2 * {poly})"
+    poly = _c_exp_poly([_c_real(x, t) for x in coef])
     rows = [", ".join(_c_real(x, t) for x in table[i:i + 4]) for i in range(0, len(table), 4)]
+    double = t["F"] == ""
     return {"EXP_TABLE": "{\n    " + ",\n    ".join(rows) + ",\n}", "EXP_POLY": poly,
-            "PER_E": _c_real(per_e, t), "SHIFT": "0x1.8p52" if t["F"] == "" else "0x1.8p23f"}
+            "PER_E": _c_real(per_e, t), "SHIFT": "0x1.8p52" if double else "0x1.8p23f",
+            "SHIFT_BITS": "0x4338000000000000u" if double else "0x4B400000u",
+            "EXP_STEPS": str(EXP_STEPS), "EXP_MASK": str(EXP_STEPS - 1),
+            "EXP_SHIFT": str(EXP_STEPS.bit_length() - 1),
+            "MANT_LESS_ONE": str(int(t["MANT"]) - 1),
+            "EXP_ERROR": f"{exp_truncation_error(degree):.1e}"}
+
+
+def exp_truncation_error(degree: int) -> float:
+    """Bound [-] of the relative error of the C code's exponential beyond rounding: its Taylor
+    polynomial of ``degree`` at |d| = 1/2, (ln 2/(2 EXP_STEPS))^(degree+1)/(degree+1)! (about
+    (d ln 2/EXP_STEPS)^(degree+1)/(degree+1)! at smaller |d|)."""
+    return (math.log(2) / (2 * EXP_STEPS)) ** (degree + 1) / math.factorial(degree + 1)
+
+
+def _c_exp_poly(c: list[str]) -> str:
+    """C expression of c_0 + c_1 d + ... + c_n d^n (n = 2 .. 5; d2 = d·d) whose longest chain
+    has at most four operations after d·d (Horner's rule has 2n after d): the terms up to d²
+    are summed while d³ times the rest is formed, then one addition."""
+    low = f"(({c[0]} + d * {c[1]}) + d2 * {c[2]})"
+    if len(c) == 3:
+        return low
+    if len(c) == 4:
+        high = f"(d * {c[3]}) * d2"
+    else:
+        rest = f"({c[3]} + d * {c[4]})"
+        if len(c) == 6:
+            rest = f"({rest}\n              + d2 * {c[5]})"
+        high = f"(d * d2) * {rest}"
+    return f"({low}\n           + {high})"
 
 
 def _c_usage(prefix: str, model: JointModel) -> list[str]:
