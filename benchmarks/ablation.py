@@ -75,7 +75,7 @@ DEFAULT_ROWS: tuple[tuple[str, dict], ...] = (
     ("sparsefric (default)", {}),
     ("sparsefric, inner rule: paper", {"inner_rule": "paper"}),
     ("sparsefric, outer stop: σ0", {"outer_stop": "sigma0"}),
-    ("sparsefric, Ω_s by Newton, ξ fixed", {"omega_step": "newton"}),
+    ("sparsefric, Ω_s by the profile (§28)", {"omega_step": "profile"}),
 )
 ROWS = tuple((label, {"recipe": "paper", **kw}) for label, kw in PAPER_ROWS) + DEFAULT_ROWS
 SETS = ("example", "zoo", "emps")

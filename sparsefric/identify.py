@@ -205,10 +205,11 @@ class SparseFric(RegressorMixin, BaseEstimator):
         What an inner loop returns (``DESIGN.md`` §27).
     outer_stop : {"sigma0+g", "sigma0"}, optional
         Stop the outer loop when σ0 and g(q̇) settle, or σ0 alone (paper).
-    omega_step : {"profile", "newton"}, optional
-        How Ω_s moves between SR3 solves in the sweeps and step 2: to the minimum of the
-        variable-projection profile on SR3's support (sparsefric), or by Newton steps with the
-        coefficients held fixed (paper); ``DESIGN.md`` §28.
+    omega_step : {"newton", "profile"}, optional
+        How Ω_s moves between SR3 solves in the sweeps and step 2: by Newton steps with the
+        coefficients held fixed (both recipes), or to the minimum of the variable-projection
+        profile on SR3's support near it (an option: better where Newton drifts, worse where
+        two speed levels leave the physics open; ``DESIGN.md`` §28).
     max_refinements : int
         Most rounds of that re-selection.
     refit_rigid : bool, optional

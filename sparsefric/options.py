@@ -46,10 +46,10 @@ AIC_DOMAINS: tuple[str, ...] = ("guarded", "literal")
 INNER_RULES: tuple[str, ...] = ("best", "paper")
 #: When the outer loop stops: σ0 and g(q̇) settled (``sigma0+g``), or σ0 alone (the paper).
 OUTER_STOPS: tuple[str, ...] = ("sigma0+g", "sigma0")
-#: How SR3–Newton moves Ω_s between SR3 solves: the minimum of the variable-projection profile
-#: on SR3's support (``profile``), or Newton steps with SR3's coefficients held fixed (``newton``,
-#: the paper); ``DESIGN.md`` §28.
-OMEGA_STEPS: tuple[str, ...] = ("profile", "newton")
+#: How SR3–Newton moves Ω_s between SR3 solves: Newton steps with SR3's coefficients held fixed
+#: (``newton``, the paper and the default), or the minimum of the variable-projection profile on
+#: SR3's support near Ω_s (``profile``); ``DESIGN.md`` §28.
+OMEGA_STEPS: tuple[str, ...] = ("newton", "profile")
 #: Units of a position column.
 ANGLE_UNITS: tuple[str, ...] = ("rad", "deg")
 #: |Robust z-score| of a friction parameter above which batch flags a joint.

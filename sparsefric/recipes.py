@@ -21,7 +21,7 @@ sigma0_starts      g(0)/z_ss (scaled)    1e3, 5e3, 1e4, 5e4, 1e5         §13
 refit_rigid        True                  False (frozen after step 2.1)   §24
 inner_rule         best                  paper (eq. 18–19 applied)       §27
 outer_stop         sigma0+g              sigma0                          §7, §27
-omega_step         profile               newton (ξ fixed)                §28
+omega_step         newton (ξ fixed)      newton (ξ fixed)                §28
 tv_weight          automatic κ           1000 (TVRegDiff's α)            §27
 validation_share   0.2                   0 (no validation file: none)    §26
 =================  ====================  ==============================  =================
@@ -64,7 +64,7 @@ RECIPE_OPTIONS: dict[str, dict[str, object]] = {
         "lambdas": None, "aic_parts": None, "aic_data": "training+validation",
         "aic_domain": "guarded", "omega_starts": DEFAULT_OMEGA_STARTS, "sigma0_starts": None,
         "refit_rigid": True, "inner_rule": "best", "outer_stop": "sigma0+g", "tv_weight": None,
-        "validation_share": 0.2, "omega_step": "profile",
+        "validation_share": 0.2, "omega_step": "newton",
     },
     "paper": {
         "refine": False, "polish": False, "sliding_window": False, "scale_columns": False,
@@ -128,8 +128,8 @@ _SWITCHES: tuple[tuple[str, dict], ...] = (
                     "help": "AICc where m − k − 2 < 0: +∞ (guarded) or as printed (§27)"}),
     ("inner_rule", {"choices": INNER_RULES, "help": "what an inner loop returns (§27)"}),
     ("outer_stop", {"choices": OUTER_STOPS, "help": "when the outer loop stops (§7, §27)"}),
-    ("omega_step", {"choices": OMEGA_STEPS, "help": "how Ω_s moves between SR3 solves: the "
-                    "profile's minimum, or Newton with the coefficients fixed (paper; §28)"}),
+    ("omega_step", {"choices": OMEGA_STEPS, "help": "how Ω_s moves between SR3 solves: Newton "
+                    "with the coefficients fixed (default), or the profile's minimum (§28)"}),
     ("tv_weight", {"metavar": "ALPHA", "help": "TV weight in the paper's units (TVRegDiff's "
                                                "α; paper recipe: 1000); replaces "
                                                "--regularization"}),

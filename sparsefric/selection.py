@@ -66,7 +66,7 @@ class SelectionRule:
     parts: int | None = None
     literal: bool = False
     scaled: bool = True
-    omega_step: str = "profile"
+    omega_step: str = "newton"
 
 
 #: sparsefric's rule: scaled columns, m = :func:`default_parts`, AICc within its domain.

@@ -39,7 +39,7 @@ def test_paper_recipe_has_the_published_settings():
 def test_default_recipe_keeps_sparsefric_defaults():
     s = SparseFric().settings()
     assert s.recipe == "sparsefric" and s.refine and s.sliding_window
-    assert s.rule == SelectionRule(parts=None, literal=False, scaled=True, omega_step="profile")
+    assert s.rule == SelectionRule(parts=None, literal=False, scaled=True, omega_step="newton")
     assert s.aic_data == "training+validation" and s.thresholds is None
     assert s.omega_starts == DEFAULT_OMEGA_STARTS and s.sigma0_starts is None
     it = s.iterations

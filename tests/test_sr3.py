@@ -148,8 +148,24 @@ def test_profile_step_finds_a_stribeck_velocity_the_fixed_coefficient_newton_los
     cache = GramCache(static_library(), x, tau)
     floor = 0.5 * np.sqrt(n)  # ‖noise‖
     for omega0 in (0.002, 0.02, 0.2):
-        res = SR3Newton(threshold=0.2).fit(cache, np.log(omega0))
+        res = SR3Newton(threshold=0.2, omega_step="profile").fit(cache, np.log(omega0))
         assert res.omega == pytest.approx(0.35, rel=0.1)
         assert res.error < 1.15 * floor
         paper = SR3Newton(threshold=0.2, omega_step="newton").fit(cache, np.log(omega0))
         assert paper.omega < 0.1 and paper.error > 2 * floor
+
+
+def test_profile_refuses_a_dry_friction_level_the_motor_never_applied():
+    """A Stribeck column far below the data is a spike on the slowest samples: least squares
+    gives it an amplitude of ~1e50 N·m to fit 1 N·m on them. The profile is +∞ there (g(0) above
+    G0_LIMIT × max|τ|), finite where the column is a friction shape."""
+    rng = np.random.default_rng(7)
+    n = 3000
+    speed = rng.uniform(0.1, 1.0, n)
+    qd = rng.choice([-1, 1], n) * speed
+    tau = np.sign(qd) * (10.0 + (speed < np.quantile(speed, 0.01)))
+    x = Signals(np.zeros(n), qd, np.zeros(n))
+    cache = GramCache(StribeckLibrary((4.0,)), x, tau)
+    profile = SR3Newton._profile(cache, np.ones(2, dtype=bool))
+    assert profile(np.log(0.03)) == np.inf
+    assert np.isfinite(profile(np.log(0.3)))

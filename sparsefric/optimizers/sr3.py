@@ -50,6 +50,9 @@ from sparsefric.signals import Signals
 #: Kinds of coefficients constrained to be ≥ 0: f_c, the Stribeck amplitudes A_i (f_s ≥ f_c ≥ 0,
 #: as the main paper requires) and σ1 (the coefficient of ż in the LuGre steps).
 NONNEG_KINDS = ("coulomb", "stribeck", "zdot")
+#: A dry-friction level g(0) = f_c + Σ A_i above this multiple of the largest |τ| fitted is no
+#: friction the joint has: every move from rest breaks it away, so the motor applied about g(0).
+G0_LIMIT = 1.5
 
 
 def l0_weight(threshold: float, nu: float) -> float:
@@ -183,6 +186,10 @@ class GramCache:
                                                     if t.kind == "viscous"},
                                        speed_grid(signals.qd))
         self.tau_sq = float(self.tau @ self.tau)
+        #: the Coulomb and Stribeck columns, whose coefficients sum to g(0)
+        self.dry = np.array([t.kind in ("coulomb", "stribeck") for t in terms], dtype=bool)
+        #: largest plausible g(0) [N·m] (:meth:`SR3Newton._profile`)
+        self.g0_limit = G0_LIMIT * float(np.abs(self.tau).max(initial=0.0))
         self._store: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._sub: dict[bytes, FeatureLibrary] = {}
         fixed = ~self.nonlinear
@@ -337,21 +344,22 @@ class SR3Newton:
         Convergence tolerance on θ (relative tolerance on Ω_s).
     theta_bounds : (float, float), optional
         Bounds on θ; default :func:`data_theta_bounds` of the fitted velocities.
-    omega_step : {"profile", "newton"}
+    omega_step : {"newton", "profile"}
         How θ moves between SR3 solves (:data:`~sparsefric.options.OMEGA_STEPS`).
-        ``"newton"``: damped Newton on ½‖Θ(θ)W − τ‖² with SR3's coefficients W held fixed (the
-        paper). ``"profile"``: the
-        minimum over the bounds of the variable-projection profile φ(θ) = min_ξ ‖Θ_S(θ)ξ − τ‖²
-        on SR3's support S (:meth:`_profile_step`, ``DESIGN.md`` §28). With W fixed, a
-        Stribeck amplitude that SR3 set too large (collinear columns) is answered by a smaller
-        Ω_s, which SR3 answers by a larger amplitude: on zoo joint 16 Ω_s walked from 0.35 to
-        the lower bound 0.009 rad/s and the Stribeck and viscous terms were lost (training
-        error 188 against 112 at the profile's minimum near the true 0.35).
+        ``"newton"`` (the paper; the default): damped Newton on ½‖Θ(θ)W − τ‖² with SR3's
+        coefficients W held fixed. ``"profile"``: the minimum, within a factor e, of the
+        variable-projection profile φ(θ) = min_ξ ‖Θ_S(θ)ξ − τ‖² on SR3's support S
+        (:meth:`_profile_step`, ``DESIGN.md`` §28). With W fixed, a Stribeck amplitude that SR3
+        set too large (collinear columns) is answered by a smaller Ω_s, which SR3 answers by a
+        larger amplitude: on zoo joint 16 Ω_s walked from 0.35 to the lower bound 0.009 rad/s
+        and the Stribeck and viscous terms were lost (training error 188 against 112 at the
+        profile's minimum near the true 0.35); the profile step keeps them, but on other joints
+        its better training optimum is the wrong physics, so it is not the default.
     """
 
     def __init__(self, threshold: float = 0.0, nu: float = 0.01, max_outer: int = 15,
                  tol_theta: float = 1e-6, theta_bounds: tuple[float, float] | None = None,
-                 omega_step: str = "profile"):
+                 omega_step: str = "newton"):
         self.threshold = threshold
         self.nu = nu
         self.max_outer = max_outer
@@ -433,10 +441,18 @@ class SR3Newton:
 
     @staticmethod
     def _profile(cache: GramCache, support: np.ndarray) -> Callable[[float], float]:
-        """φ(θ) − ‖τ‖² = min_ξ ‖Θ_S(θ)ξ − τ‖² − ‖τ‖² under the sign and shape constraints."""
+        """φ(θ) − ‖τ‖² = min_ξ ‖Θ_S(θ)ξ − τ‖² − ‖τ‖² under the sign and shape constraints;
+        +∞ where g(0) would exceed ``cache.g0_limit``: there a Stribeck column is a spike on the
+        few slowest samples (e^{−|q̇/Ω_s|^δ} ≈ 1e-160 elsewhere) and its amplitude fits their
+        noise, not a friction level the joint could have (a batch test's joint: A = 4.6e161).
+        """
+        dry = cache.dry[support]
+
         def profile(th: float) -> float:
             G, b = cache.normal_equations(support, th)
             coef = sign_shape_lstsq(G, b, cache.nonneg[support], cache.shape[:, support])
+            if coef[dry].sum() > cache.g0_limit:
+                return np.inf
             return float(coef @ G @ coef - 2 * b @ coef)
         return profile
 

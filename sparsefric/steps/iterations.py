@@ -180,7 +180,7 @@ class IterationSettings:
     #: what an inner loop returns (:data:`~sparsefric.options.INNER_RULES`, ``DESIGN.md`` §27)
     inner_rule: str = "best"
     #: how Ω_s moves in step 2's regression (:data:`~sparsefric.options.OMEGA_STEPS`, §28)
-    omega_step: str = "profile"
+    omega_step: str = "newton"
 
 
 @dataclass
@@ -449,7 +449,7 @@ def params_from_coefficients(params: FrictionParams, structure: Structure,
 
 def outer_fit(params: FrictionParams, structure: Structure, data: FrictionData, nu: float,
               z_zd: tuple[np.ndarray, np.ndarray] | None = None,
-              g: np.ndarray | None = None, omega_step: str = "profile") -> FrictionParams:
+              g: np.ndarray | None = None, omega_step: str = "newton") -> FrictionParams:
     """Step 2: refit g(q̇), τ_v and σ1 with the ż of ``params``; Newton updates of Ω_s.
 
     The regression uses at most :data:`~sparsefric.selection.MAX_ROWS` rows (uniform stride,
