@@ -428,10 +428,12 @@ class SR3Newton:
         if nl.any():
             profile = self._profile(cache, support)
             theta = self._brent(profile, theta, self._bounds(cache))
-            if self._binds(cache, support, theta):
+            if self.omega_step == "newton" and self._binds(cache, support, theta):
                 # SR3–Newton moved θ with unconstrained coefficients: where the constraints
                 # bind, the constrained optimum may lie elsewhere (zoo joint 5: static curve
-                # 21 → 2 %); taken only if clearly better, so that a flat profile keeps θ
+                # 21 → 2 %); taken only if clearly better, so that a flat profile keeps θ.
+                # (The profile steps already descended the profile; with them this global
+                # scan bound on most supports of zoo joint 31, at ~50 ms a QP: 15+ minutes.)
                 grid = np.linspace(*self._bounds(cache), 12)
                 values = [profile(th) for th in grid]
                 if min(values) < profile(theta) - 0.01 * abs(profile(theta)):
@@ -440,17 +442,20 @@ class SR3Newton:
         return lsq_on_support(cache, support, theta), theta
 
     @staticmethod
-    def _profile(cache: GramCache, support: np.ndarray) -> Callable[[float], float]:
-        """φ(θ) − ‖τ‖² = min_ξ ‖Θ_S(θ)ξ − τ‖² − ‖τ‖² under the sign and shape constraints;
+    def _profile(cache: GramCache, support: np.ndarray,
+                 shape: bool = True) -> Callable[[float], float]:
+        """φ(θ) − ‖τ‖² = min_ξ ‖Θ_S(θ)ξ − τ‖² − ‖τ‖² under the sign and (``shape``) shape
+        constraints;
         +∞ where g(0) would exceed ``cache.g0_limit``: there a Stribeck column is a spike on the
         few slowest samples (e^{−|q̇/Ω_s|^δ} ≈ 1e-160 elsewhere) and its amplitude fits their
         noise, not a friction level the joint could have (a batch test's joint: A = 4.6e161).
         """
         dry = cache.dry[support]
+        rows = cache.shape[:, support] if shape else cache.shape[:0, support]
 
         def profile(th: float) -> float:
             G, b = cache.normal_equations(support, th)
-            coef = sign_shape_lstsq(G, b, cache.nonneg[support], cache.shape[:, support])
+            coef = sign_shape_lstsq(G, b, cache.nonneg[support], rows)
             if coef[dry].sum() > cache.g0_limit:
                 return np.inf
             return float(coef @ G @ coef - 2 * b @ coef)
@@ -459,8 +464,12 @@ class SR3Newton:
     def _profile_step(self, cache: GramCache, support: np.ndarray, theta: float) -> float:
         """θ minimising the profile on ``support`` within a factor e of θ (Brent): a descent
         step on the profile that, like Newton's, stays near the start, so that the starts of a
-        multi-start still explore different minima."""
-        return self._brent(self._profile(cache, support), theta, self._bounds(cache))
+        multi-start still explore different minima. The profile of the step has the sign
+        constraints only: with the shape constraints each of its ~20 evaluations may solve a
+        QP, which made one zoo joint's step 1 take over 15 minutes; :meth:`_refit` applies
+        them."""
+        return self._brent(self._profile(cache, support, shape=False), theta,
+                           self._bounds(cache))
 
     @staticmethod
     def _brent(profile, theta: float, bounds: tuple[float, float]) -> float:
