@@ -446,8 +446,9 @@ class SR3Newton:
     @staticmethod
     def _profile(cache: GramCache, support: np.ndarray,
                  shape: bool = True) -> Callable[[float], float]:
-        """φ(θ) − ‖τ‖² = min_ξ ‖Θ_S(θ)ξ − τ‖² − ‖τ‖² under the sign and (``shape``) shape
-        constraints;
+        """φ(θ) − ‖τ‖² = min_ξ ‖Θ_S(θ)ξ − τ‖² − ‖τ‖² under the sign constraints and, with
+        ``shape``, the shape constraints.
+
         +∞ where g(0) would exceed ``cache.g0_limit``: there a Stribeck column is a spike on the
         few slowest samples (e^{−|q̇/Ω_s|^δ} ≈ 1e-160 elsewhere) and its amplitude fits their
         noise, not a friction level the joint could have (a batch test's joint: A = 4.6e161).
