@@ -276,16 +276,21 @@ def with_parameters(model: JointModel, names: Sequence[str],
     return replace(model, stribeck=stribeck, viscous=viscous, **scalars)
 
 
+def _log_mask(names: Sequence[str]) -> np.ndarray:
+    """Which of ``names`` are linearised in their logarithm (:data:`LOG_PARAMETERS`)."""
+    return np.array([n in LOG_PARAMETERS for n in names], dtype=bool)
+
+
 def _to_linear(names: Sequence[str], values: np.ndarray) -> np.ndarray:
     """Natural → linearisation coordinates (ln for :data:`LOG_PARAMETERS`)."""
-    log = np.array([n in LOG_PARAMETERS for n in names])
+    log = _log_mask(names)
     out = np.array(values, dtype=float)
     out[log] = np.log(out[log])
     return out
 
 
 def _from_linear(names: Sequence[str], theta: np.ndarray) -> np.ndarray:
-    log = np.array([n in LOG_PARAMETERS for n in names])
+    log = _log_mask(names)
     out = np.array(theta, dtype=float)
     out[log] = np.exp(out[log])
     return out
@@ -403,7 +408,7 @@ def fd_steps(names: Sequence[str], theta: np.ndarray, scale: float) -> np.ndarra
     """Central-difference steps in the linearisation coordinates: :data:`FD_STEP` in ln θ for
     :data:`LOG_PARAMETERS`, :data:`FD_STEP`·max(|θ|, 10⁻³·``scale``) otherwise (``scale`` a
     typical value [N·m], e.g. g(0))."""
-    log = np.array([n in LOG_PARAMETERS for n in names])
+    log = _log_mask(names)
     floor = 1e-3 * max(abs(scale), 1e-12)
     return np.where(log, FD_STEP, FD_STEP * np.maximum(np.abs(theta), floor))
 
@@ -600,7 +605,7 @@ def optimum_step(model: JointModel, rec: Records, names: Sequence[str], J: np.nd
     step = np.linalg.lstsq(J / d, residual, rcond=None)[0] / d
     theta = _to_linear(names, parameter_values(model, names))
     sse = float(residual @ residual)
-    log = np.array([n in LOG_PARAMETERS for n in names])
+    log = _log_mask(names)
     for _ in range(halvings + 1):
         values = _from_linear(names, theta + step)
         if np.all(np.isfinite(values)) and np.all(values[log] > 0):  # no underflow of e^θ
@@ -623,7 +628,7 @@ def _parameter_rows(names: Sequence[str], theta: np.ndarray, step: np.ndarray, s
     θ̂ + δ and sd (of ln θ for :data:`LOG_PARAMETERS`)."""
     lo, hi = _intervals(theta, theta + step, sd, c)
     value = _from_linear(names, theta)
-    log = np.array([n in LOG_PARAMETERS for n in names])
+    log = _log_mask(names)
     return pd.DataFrame({
         "name": list(names), "kind": "parameter", "unit": [_unit(n, axis) for n in names],
         "estimate": value, "std": np.where(log, value * sd, sd),
