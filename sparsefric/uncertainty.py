@@ -1316,7 +1316,10 @@ def _advance(bar: tqdm) -> Callable[[int, int], None]:
 CHECKED = {"inertia": "the inertia", "coulomb": "the Coulomb level f_c",
            "breakaway": "the break-away torque", "sigma0": "the bristle stiffness σ0",
            "sigma1": "the bristle damping σ1", "stribeck_velocity": "the Stribeck velocity Ω_s"}
-#: Relative half-width (upper − lower)/(2|estimate|) above which an interval is too wide.
+#: Relative error a checked parameter's interval must rule out, |θ − θ̂|/θ: 50 % (the bound of a
+#: gross error), and 5 % for the inertia, which a feedforward uses directly and which a good
+#: excitation determines to well under 1 %.
+PRECISION = {"inertia": 0.05}
 WIDE = 0.5
 #: Inclusion frequency below which a selected term (above which an unselected one) is unstable.
 UNSTABLE = 0.5
@@ -1325,8 +1328,9 @@ UNSTABLE = 0.5
 def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
     """Warnings about what the intervals show the data do not determine.
 
-    * ``wide_interval``: a checked parameter (:data:`CHECKED`) whose interval's half-width
-      exceeds :data:`WIDE` of its estimate, or whose interval is not finite;
+    * ``wide_interval``: a checked parameter (:data:`CHECKED`) whose interval does not rule out
+      an estimate off by more than its precision p (:data:`PRECISION`, else :data:`WIDE`) of
+      the true value: lower < θ̂/(1 + p) or upper > θ̂/(1 − p), or an interval not finite;
     * ``unstable_term`` (bootstrap): a term of the model kept by fewer than :data:`UNSTABLE`
       of the resamples, or a term left out kept by more;
     * ``lugre_unstable`` (bootstrap): the result is a LuGre model, but fewer than half of the
@@ -1352,16 +1356,22 @@ def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
 
 
 def _too_wide(row) -> bool:
+    """Whether the interval allows a relative error beyond the parameter's precision p:
+    θ̂ is off by more than p when the truth is below θ̂/(1 + p) or above θ̂/(1 − p)."""
     if not (np.isfinite(row.lower) and np.isfinite(row.upper)):
         return True
-    return row.upper - row.lower > 2 * WIDE * abs(row.estimate)
+    p = PRECISION.get(row.name, WIDE)
+    if row.estimate <= 0:
+        return row.upper - row.lower > 2 * p * abs(row.estimate)
+    return row.lower < row.estimate / (1 + p) or row.upper > row.estimate / (1 - p)
 
 
 def _wide(row, level: float) -> Finding:
     return Finding("warning", "wide_interval",
                    f"{CHECKED[row.name]} is poorly determined by these data: {level:.0%} "
                    f"interval [{row.lower:.4g}, {row.upper:.4g}] {row.unit} around "
-                   f"{row.estimate:.4g}")
+                   f"{row.estimate:.4g}, which allows an error above "
+                   f"{PRECISION.get(row.name, WIDE):.0%}")
 
 
 def _unstable(row) -> Finding:

@@ -102,6 +102,7 @@ def test_single_speed_is_too_narrow_for_stribeck():
     found = diagnose(*_from_velocity(0.8 * ramp))
     assert _codes(found) == {"narrow_velocity_range"}
     assert "rad/s" in found[0].message
+    assert "σ1" in found[0].message  # fitted on reversals through the unrecorded low speeds
     prismatic = diagnose(*_from_velocity(0.8 * ramp), axis="prismatic")
     assert "m/s only" in prismatic[0].message
 

@@ -469,3 +469,23 @@ def test_fast_intervals_of_the_estimator_cover_a_fixed_set_of_joints():
             value = truth.breakaway_torque(1.0) if name == "breakaway" else getattr(truth, name)
             covered[name] += lo <= value <= hi
     assert all(n >= 3 for n in covered.values()), covered
+
+
+def test_wide_interval_is_one_that_allows_an_error_beyond_the_precision():
+    """σ1 = 4116 with [2137, 5193] (a zoo joint whose σ1 was +55 % off): the interval is
+    narrower than ±50 % but allows the truth at θ̂/1.5, so it is named; an inertia interval of
+    ±3 % is fine, ±7 % is not (PRECISION 5 %); one not reaching either limit is quiet."""
+    from sparsefric.uncertainty import PRECISION, WIDE
+
+    table = pd.DataFrame({
+        "name": ["sigma1", "sigma1", "inertia", "inertia", "sigma0"], "kind": "parameter",
+        "unit": ["N·m·s/rad", "N·m·s/rad", "kg·m²", "kg·m²", "N·m/rad"],
+        "estimate": [4116.0, 4116.0, 1.0, 1.0, 1e4], "std": 0.0,
+        "lower": [2137.0, 2800.0, 0.97, 0.93, 0.7e4], "upper": [5193.0, 8000.0, 1.03, 1.07, 1.9e4]})
+    empty = np.zeros(0)
+    found = uncertainty_findings(ParameterUncertainty("fast", 0.95, table, empty, empty, empty,
+                                                      empty))
+    assert PRECISION["inertia"] == 0.05 and WIDE == 0.5
+    assert [f.code for f in found] == ["wide_interval", "wide_interval"]
+    assert "σ1" in found[0].message and "50%" in found[0].message
+    assert "inertia" in found[1].message and "5%" in found[1].message
