@@ -155,10 +155,9 @@ def test_profile_step_finds_a_stribeck_velocity_the_fixed_coefficient_newton_los
         assert paper.omega < 0.1 and paper.error > 2 * floor
 
 
-def test_profile_refuses_a_dry_friction_level_the_motor_never_applied():
-    """A Stribeck column far below the data is a spike on the slowest samples: least squares
-    gives it an amplitude of ~1e50 N·m to fit 1 N·m on them. The profile is +∞ there (g(0) above
-    G0_LIMIT × max|τ|), finite where the column is a friction shape."""
+def _spike_cache() -> GramCache:
+    """Coulomb 10 N·m at 0.1–1 rad/s, 1 N·m more on the slowest 1 % of the samples, and the
+    library [sign(q̇), Stribeck δ = 4]."""
     rng = np.random.default_rng(7)
     n = 3000
     speed = rng.uniform(0.1, 1.0, n)
@@ -166,6 +165,27 @@ def test_profile_refuses_a_dry_friction_level_the_motor_never_applied():
     tau = np.sign(qd) * (10.0 + (speed < np.quantile(speed, 0.01)))
     x = Signals(np.zeros(n), qd, np.zeros(n))
     cache = GramCache(StribeckLibrary((4.0,)), x, tau)
+    return cache
+
+
+def test_profile_refuses_a_dry_friction_level_the_motor_never_applied():
+    """A Stribeck column far below the data is a spike on the slowest samples: least squares
+    gives it an amplitude of ~1e50 N·m to fit 1 N·m on them. The profile is +∞ there (g(0) above
+    G0_LIMIT × max|τ|), finite where the column is a friction shape."""
+    cache = _spike_cache()
     profile = SR3Newton._profile(cache, np.ones(2, dtype=bool))
     assert profile(np.log(0.03)) == np.inf
     assert np.isfinite(profile(np.log(0.3)))
+
+
+def test_refit_drops_a_stribeck_term_whose_dry_level_no_motor_applied():
+    """Where every Ω_s within reach makes the Stribeck column a spike on the slowest samples,
+    the refit keeps the Coulomb level alone rather than an amplitude of ~1e50 N·m."""
+    cache = _spike_cache()
+    bounds = (np.log(0.01), np.log(0.04))
+    res = SR3Newton(threshold=0.0, theta_bounds=bounds).fit(cache, np.log(0.02))
+    coulomb, stribeck = res.coef
+    assert stribeck == 0.0 and not res.support[1]
+    assert coulomb == pytest.approx(10.0, abs=0.05)
+    free = SR3Newton(threshold=0.0).fit(cache, np.log(0.3))  # a friction shape: kept
+    assert free.support.all() and free.coef.sum() < cache.g0_limit

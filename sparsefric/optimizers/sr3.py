@@ -422,7 +422,8 @@ class SR3Newton:
 
         Minimises the variable-projection profile φ(θ) = min_ξ ‖Θ_S(θ)ξ − τ‖² by bounded
         Brent search within a factor e of the SR3–Newton θ (the profile is smooth there and
-        Newton's fixed-ξ iterates converge slowly when columns are collinear).
+        Newton's fixed-ξ iterates converge slowly when columns are collinear). If g(0) = f_c + ΣA
+        still exceeds ``cache.g0_limit`` there, the Stribeck columns leave the support.
         """
         nl = support & cache.nonlinear
         if nl.any():
@@ -441,7 +442,14 @@ class SR3Newton:
                 if min(values) < profile(theta) - 0.01 * abs(profile(theta)):
                     theta = self._brent(profile, float(grid[np.argmin(values)]),
                                         self._bounds(cache))
-        return lsq_on_support(cache, support, theta), theta
+        coef = lsq_on_support(cache, support, theta)
+        if nl.any() and coef[cache.dry].sum() > cache.g0_limit:
+            # no Ω_s within reach gives a dry level the motor could have overcome (the profile
+            # is +∞ there): the Stribeck columns are spikes on the slowest samples, fitting
+            # their noise (a zoo joint: A = 9376 N where the torque never exceeds 20 N)
+            support = support & ~cache.nonlinear
+            coef = lsq_on_support(cache, support, theta)
+        return coef, theta
 
     @staticmethod
     def _profile(cache: GramCache, support: np.ndarray,
@@ -478,8 +486,9 @@ class SR3Newton:
     def _brent(profile, theta: float, bounds: tuple[float, float]) -> float:
         """Bounded Brent search of ``profile`` within a factor e of θ (kept if not better)."""
         lo, hi = max(theta - 1.0, bounds[0]), min(theta + 1.0, bounds[1])
-        best = minimize_scalar(profile, bounds=(lo, hi), method="bounded",
-                               options={"xatol": 1e-4})
+        with np.errstate(invalid="ignore"):  # a +∞ profile makes the parabola NaN: golden step
+            best = minimize_scalar(profile, bounds=(lo, hi), method="bounded",
+                                   options={"xatol": 1e-4})
         return float(best.x) if best.fun <= profile(theta) else theta
 
     @staticmethod
