@@ -290,9 +290,12 @@ def _to_linear(names: Sequence[str], values: np.ndarray) -> np.ndarray:
 
 
 def _from_linear(names: Sequence[str], theta: np.ndarray) -> np.ndarray:
+    """Linearisation → natural coordinates. A Gauss–Newton trial or an interval end far out in
+    ln θ gives +∞, which the callers treat as such (a rejected trial, an open interval)."""
     log = _log_mask(names)
     out = np.array(theta, dtype=float)
-    out[log] = np.exp(out[log])
+    with np.errstate(over="ignore"):
+        out[log] = np.exp(out[log])
     return out
 
 
