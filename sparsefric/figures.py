@@ -98,13 +98,19 @@ class Evaluation:
 
 # ----------------------------------------------------------------------------- step 1
 def selection(table: pd.DataFrame, unit: dict[str, str]) -> Figure:
-    """AIC_r and the eliminated terms against the SR3 threshold, the selected one marked."""
+    """AIC_r and the eliminated terms against the SR3 threshold, the selected one marked; the
+    linear-viscous variants of the path's supports as separate points at their threshold."""
+    chosen = table["threshold"].to_numpy(float)[table["selected"].to_numpy(bool)]
+    variants = _variants(table)
+    extra, table = table[variants], table[~variants]
     thr = table["threshold"].to_numpy(float)
-    chosen = thr[table["selected"].to_numpy(bool)]
     xlabel = f"SR3 threshold (RMS torque of a term) [{unit['tau']}]"
     a = Panel(xlabel, "AIC_r = AICc − min AICc [-]", "Information criterion", xlog=True)
     a.line(thr, table["aic_r"], "AIC_r", COLORS["dynamic"]).points(thr, table["aic_r"],
                                                                   color=COLORS["dynamic"])
+    if len(extra):
+        a.points(extra["threshold"].to_numpy(float), extra["aic_r"].to_numpy(float),
+                 "the same support, viscous q̇ only", COLORS["step1"])
     b = Panel(xlabel, "eliminated candidates [-]", "Sparsity", xlog=True)
     b.line(thr, table["n_eliminated"], "eliminated terms", COLORS["static"])
     b.points(thr, table["n_eliminated"], color=COLORS["static"])
@@ -146,6 +152,8 @@ def term_survival(table: pd.DataFrame, terms: pd.DataFrame, unit: dict[str, str]
         :func:`sparsefric.model.units` of the axis.
     """
     names = [n for n in terms["term"] if n in table]
+    chosen = table["threshold"].to_numpy(float)[table["selected"].to_numpy(bool)]
+    table = table[~_variants(table)]
     thr = table["threshold"].to_numpy(float)
     p = Panel(f"SR3 threshold (RMS torque of a term) [{unit['tau']}]", "candidate term",
               xlog=True, categories=names)
@@ -153,11 +161,18 @@ def term_survival(table: pd.DataFrame, terms: pd.DataFrame, unit: dict[str, str]
         on = table[name].to_numpy(float) != 0
         p.points(thr[on], np.full(on.sum(), row), "active" if row == 0 else None,
                  COLORS["dynamic"], size=6.0)
-    chosen = thr[table["selected"].to_numpy(bool)]
     if len(chosen):
         p.vline(chosen[0], label="selected")
     return Figure([p], "Active candidate terms along the sweep (step 1)", "survival", cols=1,
                   height=60 + 17 * len(names))
+
+
+def _variants(table: pd.DataFrame) -> np.ndarray:
+    """Rows of the sweep that are not on the λ path (:data:`sparsefric.selection.
+    LINEAR_VISCOUS` variants)."""
+    if "variant" not in table:
+        return np.zeros(len(table), dtype=bool)
+    return (table["variant"].fillna("") != "").to_numpy()
 
 
 def _bar_floor(terms: pd.DataFrame) -> float:

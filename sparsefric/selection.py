@@ -1,8 +1,10 @@
 r"""Model selection: an SR3 sweep over λ, scored by the corrected AIC on validation data.
 
 For every λ of a log grid (ranged from the data) SR3–Newton runs from several starting Ω_s and keeps
-the lowest training error. Each model is scored on the validation samples, concatenated and cut
-into m equal parts, each part one observation (Mangan et al. 2017; ALGORITHM.md §2)::
+the lowest training error; each support of that path with a viscous power ≥ 2 also enters with
+its viscous part cut to c₁q̇ (``DESIGN.md`` §30). Each model is scored on the validation samples,
+concatenated and cut into m equal parts, each part one observation (Mangan et al. 2017;
+ALGORITHM.md §2)::
 
     RSS  = Σ_parts Σ_samples |τ − τ̂|
     AICc = 2k + m ln(RSS/m) + 2(k+1)(k+2)/(m − k − 2)
@@ -99,8 +101,10 @@ class SweepResult:
     ----------
     table : DataFrame
         Columns ``threshold`` [N·m], ``lambda``, ``n_active``, ``n_eliminated``, ``omega_s``
-        [rad/s], ``train_error`` [N·m], ``rss`` [N·m], ``aicc``, ``aic_r``, ``selected``, then
-        one column per candidate term with its coefficient (0 if eliminated).
+        [rad/s], ``train_error`` [N·m], ``rss`` [N·m], ``aicc``, ``aic_r``, ``selected``,
+        ``variant`` (empty on the λ path, :data:`LINEAR_VISCOUS` for a path support with its
+        viscous part cut to q̇, listed at that support's threshold), then one column per
+        candidate term with its coefficient (0 if eliminated).
     results : list of SR3Result
         The solution for every λ, in table order.
     selected : int
@@ -156,7 +160,8 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
           nu: float = 0.01, thresholds: np.ndarray | None = None,
           rule: SelectionRule = DEFAULT_RULE, keep_kinds: tuple[str, ...] = (),
           theta_bounds: tuple[float, float] | None = None) -> SweepResult:
-    """SR3–Newton over a λ grid with multi-start in Ω_s, scored by AICc.
+    """SR3–Newton over a λ grid with multi-start in Ω_s, and the path's supports with a linear
+    viscous part (:func:`linear_viscous_variants`), all scored by AICc.
 
     Parameters
     ----------
@@ -195,7 +200,7 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
         raise SparsefricError(f"the {source} data have only {len(tau_val)} usable samples; "
                               f"AICc with {m} parts needs at least {5 * m}")
     starts = [float(np.log(w)) for w in omega_starts]
-    rows, results = [], []
+    path: list[tuple[float, SR3Result]] = []
     previous: float | None = None
     res: SR3Result | None = None
     for thr in grid:
@@ -204,16 +209,20 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
             solver = SR3Newton(threshold=float(thr), nu=nu, omega_step=rule.omega_step)
             res = multistart(solver, cache, starts + ([previous] if previous is not None else []))
             previous = res.theta
-        k = int(res.support.sum())
-        resid = tau_val - predict(library, x_val, res)
-        rss = absolute_rss(resid, m)
+        path.append((float(thr), res))
+    variants = linear_viscous_variants(cache, path, SR3Newton(0.0, nu=nu,
+                                                              omega_step=rule.omega_step))
+    results = [r for _, r in path] + [r for _, r in variants]
+    rows = []
+    for i, (thr, r) in enumerate(path + variants):
+        k = int(r.support.sum())
+        rss = absolute_rss(tau_val - predict(library, x_val, r), m)
         row = {"threshold": thr, "lambda": l0_weight(thr, nu), "n_active": k,
-               "n_eliminated": len(terms) - k, "omega_s": res.omega,
-               "train_error": res.error, "rss": rss, "aicc": aicc(k, rss, m, rule.literal),
-               "converged": res.converged}
-        row.update({t.name: c for t, c in zip(terms, res.coef, strict=True)})
+               "n_eliminated": len(terms) - k, "omega_s": r.omega, "train_error": r.error,
+               "rss": rss, "aicc": aicc(k, rss, m, rule.literal), "converged": r.converged,
+               "variant": "" if i < len(path) else LINEAR_VISCOUS}
+        row.update({t.name: c for t, c in zip(terms, r.coef, strict=True)})
         rows.append(row)
-        results.append(res)
     table = pd.DataFrame(rows)
     if not np.isfinite(table["aicc"]).any():
         raise SparsefricError(f"AICc is undefined for every λ with {m} parts (m ≤ k + 2); "
@@ -223,6 +232,39 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
                  table["aicc"] - table["aicc"].iloc[best])
     table.insert(table.columns.get_loc("aic_r") + 1, "selected", np.arange(len(table)) == best)
     return SweepResult(table, results, best, m, source)
+
+
+#: ``variant`` of a sweep row that is a λ-path support with its viscous part cut to q̇ alone.
+LINEAR_VISCOUS = "linear viscous"
+
+
+def linear_viscous_variants(cache: GramCache, path: list[tuple[float, SR3Result]],
+                            solver: SR3Newton) -> list[tuple[float, SR3Result]]:
+    """Each distinct support of the λ path that holds a viscous power ≥ 2, with its viscous
+    part cut to c₁q̇ and refitted (Ω_s jointly), paired with its threshold [N·m].
+
+    The powers q̇²…q̇⁵ fitted on a narrow range of speeds bend the curve to the training
+    levels (where a Stribeck term and a viscous slope trade off) and explode outside it; the
+    λ path drops them only together with the Stribeck term. A zoo joint with training at
+    0.039–0.32 rad/s and validation at 1.7 rad/s (friction falling from 7.2 to 3.4 N·m, then
+    rising linearly) kept a Coulomb level alone: every path model with a Stribeck term carried
+    c₃q̇³ ≈ −17 N·m·(s/rad)³, −85 N·m at 1.7 rad/s. AICc scores the variants with the path
+    models, on the validation data when given.
+    """
+    terms = cache.library.terms()
+    high = np.array([t.kind == "viscous" and int(t.param) >= 2 for t in terms])
+    linear = np.array([t.kind == "viscous" and int(t.param) == 1 for t in terms])
+    seen = {r.support.tobytes() for _, r in path}
+    out = []
+    for thr, r in path:
+        support = (r.support & ~high) | linear
+        if not (r.support & high).any() or support.tobytes() in seen:
+            continue
+        seen.add(support.tobytes())
+        coef, theta = solver.refit_support(cache, support, r.theta)
+        error = solver.fit_error(cache, coef, theta)
+        out.append((thr, SR3Result(coef, coef != 0, theta, error, 0, True)))
+    return out
 
 
 def collinear_pairs(cache: GramCache, theta: float, mask: np.ndarray,

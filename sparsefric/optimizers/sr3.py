@@ -402,8 +402,8 @@ class SR3Newton:
             theta = new
             if converged:
                 break
-        coef, theta = self._refit(cache, W != 0, theta)
-        result = SR3Result(coef, coef != 0, theta, self._error(cache, coef, theta), outer,
+        coef, theta = self.refit_support(cache, W != 0, theta)
+        result = SR3Result(coef, coef != 0, theta, self.fit_error(cache, coef, theta), outer,
                            converged)
         if memo is not None:
             memo.update(dict.fromkeys(path, result))
@@ -416,7 +416,7 @@ class SR3Newton:
         return newton_theta(cache.sub_library(nl), cache.signals, r_fixed, xi[nl], theta,
                             self._bounds(cache), max_iter=max_newton, tol=tol)
 
-    def _refit(self, cache: GramCache, support: np.ndarray,
+    def refit_support(self, cache: GramCache, support: np.ndarray,
                theta: float) -> tuple[np.ndarray, float]:
         """Least squares on the support, jointly optimal in θ.
 
@@ -477,7 +477,7 @@ class SR3Newton:
         step on the profile that, like Newton's, stays near the start, so that the starts of a
         multi-start still explore different minima. The profile of the step has the sign
         constraints only: with the shape constraints each of its ~20 evaluations may solve a
-        QP, which made one zoo joint's step 1 take over 15 minutes; :meth:`_refit` applies
+        QP, which made one zoo joint's step 1 take over 15 minutes; :meth:`refit_support` applies
         them."""
         return self._brent(self._profile(cache, support, shape=False), theta,
                            self._bounds(cache))
@@ -502,7 +502,8 @@ class SR3Newton:
         return self.theta_bounds if self.theta_bounds is not None else cache.theta_bounds
 
     @staticmethod
-    def _error(cache: GramCache, coef: np.ndarray, theta: float) -> float:
+    def fit_error(cache: GramCache, coef: np.ndarray, theta: float) -> float:
+        """E_τ = ‖Θ(θ)ξ − τ‖ [N·m] of physical coefficients ``coef`` on the cache's samples."""
         G, b, scale = cache.at(theta)
         xs = coef * scale
         return float(np.sqrt(max(xs @ G @ xs - 2 * b @ xs + cache.tau_sq, 0.0)))
