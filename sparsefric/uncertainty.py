@@ -1363,7 +1363,7 @@ def _too_wide(row) -> bool:
     θ̂ is off by more than p when the truth is below θ̂/(1 + p) or above θ̂/(1 − p)."""
     if not (np.isfinite(row.lower) and np.isfinite(row.upper)):
         return True
-    p = PRECISION.get(row.name, WIDE)
+    p = _precision(row.name)
     if row.estimate <= 0:
         return row.upper - row.lower > 2 * p * abs(row.estimate)
     return row.lower < row.estimate / (1 + p) or row.upper > row.estimate / (1 - p)
@@ -1373,8 +1373,12 @@ def _wide(row, level: float) -> Finding:
     return Finding("warning", "wide_interval",
                    f"{CHECKED[row.name]} is poorly determined by these data: {level:.0%} "
                    f"interval [{row.lower:.4g}, {row.upper:.4g}] {row.unit} around "
-                   f"{row.estimate:.4g}, which allows an error above "
-                   f"{PRECISION.get(row.name, WIDE):.0%}")
+                   f"{row.estimate:.4g}, which allows an error above {_precision(row.name):.0%}")
+
+
+def _precision(name: str) -> float:
+    """The relative error the interval of parameter ``name`` must rule out [-]."""
+    return PRECISION.get(name, WIDE)
 
 
 def _unstable(row) -> Finding:

@@ -417,7 +417,7 @@ class SR3Newton:
                             self._bounds(cache), max_iter=max_newton, tol=tol)
 
     def refit_support(self, cache: GramCache, support: np.ndarray,
-               theta: float) -> tuple[np.ndarray, float]:
+                      theta: float) -> tuple[np.ndarray, float]:
         """Least squares on the support, jointly optimal in θ.
 
         Minimises the variable-projection profile φ(θ) = min_ξ ‖Θ_S(θ)ξ − τ‖² by bounded
