@@ -45,6 +45,7 @@ from sparsefric.errors import OptionError, SparsefricError
 from sparsefric.feature_library import DEFAULT_DELTAS, FeatureLibrary, static_library
 from sparsefric.frames import TrajectoryInput, as_trajectories, optional_trajectories
 from sparsefric.model import JointModel
+from sparsefric.optimizers.sr3 import G0_LIMIT
 from sparsefric.options import (
     AIC_DATA,
     AIC_DOMAINS,
@@ -753,7 +754,8 @@ class RigidFrame:
 
     def data(self, prep: Prepared, theta_bounds: tuple[float, float]) -> FrictionData:
         """The iterations' data of ``prep``: τ [N·m], the rigid columns, Ω_s bounds and the
-        plausible g(0) (:data:`G0_LIMIT` × the 99.9th percentile of |τ_c|)."""
+        plausible g(0) (:data:`~sparsefric.optimizers.sr3.G0_LIMIT`, the bound of step 1's refits,
+        × the 99.9th percentile of |τ_c|)."""
         x = prep.signals
         columns = self.library.evaluate(x, 0.0)[0]
         tau_c = prep.tau - columns @ self.start
@@ -765,10 +767,6 @@ class RigidFrame:
         """``JointModel`` fields of the coefficients ``rigid`` (the start where None)."""
         values = self.start if rigid is None else rigid
         return {k: float(v) for k, v in zip(self.kinds, values, strict=True)}
-
-
-#: g(0) = f_c + ΣA above this multiple of the largest friction torque in the data is implausible.
-G0_LIMIT = 1.5
 
 
 def _refine(best: IterationResult, structure: Structure, data: FrictionData,
