@@ -624,7 +624,7 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
     model = result.model
     cve = checks.cve_of(prepared)
     found = (admissibility + checks.consistency(model, cve)
-             + checks.reach(model, checks.slowest_steady_speed(cve)))
+             + checks.reach(model, checks.steady_speeds(cve)))
     if model.kind == "lugre" and fitted is not None:
         found += checks.identifiability(*fitted)
         found += checks.resolution(model, _position_noise(prepared[0]))

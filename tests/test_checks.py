@@ -40,11 +40,20 @@ def test_a_curve_that_turns_down_beyond_the_data_is_an_extrapolation_warning():
 
 
 def test_breakaway_is_extrapolated_when_no_record_reaches_the_stribeck_region():
-    assert checks.reach(TRUTH, slowest=0.03) == []
-    found = checks.reach(TRUTH, slowest=0.3)  # > 2 Ω_s = 0.16
+    assert checks.reach(TRUTH, [0.03, 0.127, 1.75, 2.13]) == []  # the paper's split
+    found = checks.reach(TRUTH, [0.3, 2.13])  # > 2 Ω_s = 0.16
     assert codes(found) == ["extrapolated"] and "break-away" in found[0].message
     no_stribeck = TRUTH.with_(stribeck=())
-    assert codes(checks.reach(no_stribeck, slowest=0.5)) == ["extrapolated"]
+    assert codes(checks.reach(no_stribeck, [0.5])) == ["extrapolated"]
+    assert checks.reach(TRUTH, []) == []
+
+
+def test_breakaway_is_extrapolated_from_one_speed_level_in_the_stribeck_region():
+    """0.127 rad/s is within 2 Ω_s, but it is the only level below 3 Ω_s = 0.24: the rise below
+    it is a matter of δ. The same speed in two records is one level; a second level is enough."""
+    found = checks.reach(TRUTH, [0.127, 0.13, 1.75, 2.13])
+    assert codes(found) == ["extrapolated"] and "only one steady speed level" in found[0].message
+    assert checks.reach(TRUTH, [0.127, 0.2, 2.13]) == []
 
 
 def test_cve_points_the_curve_misses_are_named():
