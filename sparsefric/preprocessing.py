@@ -12,7 +12,7 @@ the training data were.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -84,6 +84,13 @@ class Prepared:
         limit = self.presliding_distance if self.presliding_distance is not None else \
             fraction * self.span
         return self.stop_distance > limit
+
+    def measured(self) -> Prepared:
+        """The same samples with the measured torque in place of the denoised one (``tau``).
+
+        The final coefficients regress it: least squares is not biased by noise in the torque,
+        but it is by a smoothing that the q̈ column does not share (``DESIGN.md`` §33)."""
+        return replace(self, tau=self.tau_raw)
 
     def subset(self, mask: np.ndarray) -> tuple[Signals, np.ndarray]:
         """Signals and torque of the masked samples (for the static regressions)."""

@@ -138,8 +138,8 @@ class ParameterUncertainty:
         One row per parameter, then per derived quantity (``breakaway``, ``g0``): ``name`` (the
         file's interval name, e.g. ``inertia``, ``stribeck:1.5``, ``viscous:3``), ``kind``
         (``parameter`` or ``derived``), ``unit``, ``estimate``, ``std``, ``lower``, ``upper``
-        (in the unit); fast only: ``gap`` and ``measured_gap``, the prediction-error optimum
-        of the denoised and of the measured torque minus the estimate (:func:`optimum_step`)
+        (in the unit); fast only: ``gap`` and ``denoised_gap``, the prediction-error optimum
+        of the measured and of the denoised torque minus the estimate (:func:`optimum_step`)
         [unit].
     velocity : ndarray
         Velocities q̇ [rad/s | m/s] of the static-curve band.
@@ -364,8 +364,8 @@ class Records:
 
     @classmethod
     def of(cls, data: Sequence[Prepared], torque: str = "denoised") -> Records:
-        """Stack ``data``; ``torque`` = ``denoised`` (``Prepared.tau``, what the fit regressed
-        on) or ``measured`` (``Prepared.tau_raw``)."""
+        """Stack ``data``; ``torque`` = ``denoised`` (``Prepared.tau``, what the selection
+        regressed) or ``measured`` (``Prepared.tau_raw``, what the final coefficients did)."""
         bounds, start = [], 0
         for p in data:
             bounds += [(start + a, start + b) for a, b in p.bounds]
@@ -622,26 +622,28 @@ def optimum_step(model: JointModel, rec: Records, names: Sequence[str], J: np.nd
 
 def _intervals(estimate: np.ndarray, optima: np.ndarray, sd: np.ndarray, c: float
                ) -> tuple[np.ndarray, np.ndarray]:
-    """[min(estimate, optima) − c·sd, max(estimate, optima) + c·sd]; ``optima`` one row per
-    optimum."""
-    points = np.vstack([estimate, optima])
-    return points.min(axis=0) - c * sd, points.max(axis=0) + c * sd
+    """[θ̂ − r − c·sd, θ̂ + r + c·sd], r the largest distance from the estimate θ̂ to one of
+    ``optima`` (one row each). How far the torque's smoothing moves the estimate bounds its
+    error of either sign: the measured torque's own optimum is biased too (a little, by the
+    shrinkage of the TV q̈), in a direction the data do not tell."""
+    reach = np.abs(optima - estimate).max(axis=0)
+    return estimate - reach - c * sd, estimate + reach + c * sd
 
 
 def _parameter_rows(names: Sequence[str], theta: np.ndarray, steps: np.ndarray,
                     sd: np.ndarray, c: float, axis: str) -> pd.DataFrame:
     """Parameter rows (natural units) from linearisation coordinates: estimate θ̂, optima
-    θ̂ + δ (``steps``: denoised, measured torque) and sd (of ln θ for
+    θ̂ + δ (``steps``: measured, denoised torque) and sd (of ln θ for
     :data:`LOG_PARAMETERS`)."""
     lo, hi = _intervals(theta, theta + steps, sd, c)
     value = _from_linear(names, theta)
     log = _log_mask(names)
-    gap, measured_gap = (_from_linear(names, theta + step) - value for step in steps)
+    gap, denoised_gap = (_from_linear(names, theta + step) - value for step in steps)
     return pd.DataFrame({
         "name": list(names), "kind": "parameter", "unit": [_unit(n, axis) for n in names],
         "estimate": value, "std": np.where(log, value * sd, sd),
         "lower": _from_linear(names, lo), "upper": _from_linear(names, hi),
-        "gap": gap, "measured_gap": measured_gap})
+        "gap": gap, "denoised_gap": denoised_gap})
 
 
 def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: float = 0.95,
@@ -658,21 +660,23 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     with the Newey–West long-run score sum S (:func:`hac_covariance`, lag windows L from
     :func:`bandwidth`). The interval of a parameter (in ln θ for Ω_s and σ0) is
 
-    .. math:: [\min(\hat\theta, \theta^*_d, \theta^*_m) - c\,s,\;
-              \max(\hat\theta, \theta^*_d, \theta^*_m) + c\,s]
+    .. math:: [\hat\theta - r - c\,s,\; \hat\theta + r + c\,s], \quad
+              r = \max(|\theta^*_m - \hat\theta|, |\theta^*_d - \hat\theta|)
 
-    with s its standard deviation, θ*_d = θ̂ + δ_d and θ*_m = θ̂ + δ_m the prediction-error
-    optima of the denoised and of the measured torque one Gauss–Newton step away
-    (:func:`optimum_step`; the ``gap`` and ``measured_gap`` columns) and c the fixed-b critical
-    value of ``level`` at b = ΣL/n (:func:`critical_value`). Derived quantities (break-away
+    with s its standard deviation (residuals of the measured torque, which the final
+    coefficients regress), θ*_m = θ̂ + δ_m and θ*_d = θ̂ + δ_d the prediction-error optima of
+    the measured and of the denoised torque one Gauss–Newton step away (:func:`optimum_step`;
+    the ``gap`` and ``denoised_gap`` columns) and c the fixed-b critical value of ``level`` at
+    b = ΣL/n (:func:`critical_value`). Derived quantities (break-away
     torque, g(0) = f_c + ΣA [N·m]) and the static curve τ_ss(q̇) at ``velocity`` by the delta
     method, ∇f Cov ∇fᵀ, with the same rule.
 
     The two optima bracket a bias of the preprocessing. The TV-smoothed q̈ and the smoothed
     torque are rounded differently at the steps of the acceleration: regressing the denoised
-    torque attenuates the inertia (2–12 % on zoo joints, with the true friction), regressing
-    the measured one on the smoothed q̈ inflates it (up to +3 %), and the truth lies between
-    or near them. An interval that reaches both says how far that choice moves an estimate.
+    torque attenuates the inertia (2–28 % on zoo joints, with the true friction), regressing
+    the measured one on the smoothed q̈ inflates it a little (up to +4 %, the TV fit shrinks
+    the steps of q̈). The distance between them bounds the preprocessing's effect on either
+    side of the estimate.
 
     **Not included**: the uncertainty of the structure selection (which terms, which δ) —
     use :func:`bootstrap_uncertainty` for that — and biases of the model class. About 20
@@ -695,18 +699,18 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     Returns
     -------
     ParameterUncertainty
-        ``method`` = ``"fast"``; ``table`` has ``gap`` and ``measured_gap`` columns (θ*_d − θ̂,
-        θ*_m − θ̂ [unit]); with the covariance, the lag windows and the critical value.
+        ``method`` = ``"fast"``; ``table`` has ``gap`` and ``denoised_gap`` columns (θ*_m − θ̂,
+        θ*_d − θ̂ [unit]); with the covariance, the lag windows and the critical value.
     """
     base = model.with_(validity=None, uncertainty=None)
-    rec = Records.of(data)
+    rec = Records.of(data, "measured")
     names = parameter_names(base)
     tau_hat, J = torque_jacobian(base, rec, names)
     residual = rec.tau - tau_hat
     lags = bandwidth(residual, J * residual[:, None], rec.bounds, factor)
     cov = hac_covariance(J, residual, rec.bounds, lags)
-    measured = replace(rec, tau=Records.of(data, "measured").tau)
-    steps = np.array([optimum_step(base, r, names, J, r.tau - tau_hat) for r in (rec, measured)])
+    denoised = replace(rec, tau=Records.of(data).tau)
+    steps = np.array([optimum_step(base, r, names, J, r.tau - tau_hat) for r in (rec, denoised)])
     c = critical_value(level, sum(lags) / len(rec))
     v_min, v_max = _speed_range(data)
     grid = static_velocity_grid(v_max, v_min) if velocity is None else np.asarray(velocity)
@@ -719,7 +723,7 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
                          "unit": units(base.axis)["tau"], "estimate": derived[:k],
                          "std": sd[:k], "lower": lower[:k], "upper": upper[:k],
                          "gap": optima[0, :k] - derived[:k],
-                         "measured_gap": optima[1, :k] - derived[:k]})
+                         "denoised_gap": optima[1, :k] - derived[:k]})
     return ParameterUncertainty("fast", level, pd.concat([params, rows], ignore_index=True),
                                 grid, derived[k:], lower[k:], upper[k:], lags=lags,
                                 covariance=cov, critical=c)
@@ -1090,7 +1094,9 @@ def bootstrap_uncertainty(result, train: Sequence[Trajectory],  # noqa: PLR0913
     candidate sit beside the step-1 AICc path. The cutting into blocks and the fixed pre-sliding
     distance of the refits (:func:`warm_settings`) change the estimator a little: the
     intervals are shifted by the estimate minus a reference refit of all pieces once (the
-    ``reference`` column), the bootstrap world's counterpart of the estimate. This covers the
+    ``reference`` column), the bootstrap world's counterpart of the estimate; the resamples
+    carry one torque, the denoised one, so the shift also carries the difference the final
+    refit on the measured torque makes (``DESIGN.md`` §33). This covers the
     uncertainty of the structure, not the variability of the differentiation (done once) or a
     bias common to all resamples.
 
@@ -1390,14 +1396,14 @@ def _wide(row, level: float) -> Finding:
 
 
 def _smoothing_clause(row) -> str:
-    """Why, where the measured torque's optimum alone is off by more than the precision: the
+    """Why, where the denoised torque's optimum alone is off by more than the precision: the
     torque smoothing moves the estimate (fast intervals only)."""
-    moved = row.estimate + getattr(row, "measured_gap", np.nan)
+    moved = row.estimate + getattr(row, "denoised_gap", np.nan)
     p = _precision(row.name)
     if (not np.isfinite(moved) or row.estimate <= 0
             or row.estimate / (1 + p) <= moved <= row.estimate / (1 - p)):
         return ""
-    return (f"; fitted to the measured instead of the denoised torque it is {moved:.4g}: the "
+    return (f"; fitted to the denoised instead of the measured torque it is {moved:.4g}: the "
             "torque smoothing moves it")
 
 

@@ -311,19 +311,18 @@ def test_intervals_reach_from_the_estimate_to_the_prediction_error_optimum():
 
 
 
-def test_intervals_reach_the_optimum_of_the_measured_torque_where_denoising_moved_it():
-    """The denoised torque lost 6 % of its inertial part (smoothed at the acceleration steps)
-    and the fit on it found I 6 % low: the interval reaches the measured torque's optimum."""
+def test_intervals_reach_the_optimum_of_the_denoised_torque_where_smoothing_moved_it():
+    """The denoised torque lost 6 % of its inertial part (smoothed at the acceleration steps):
+    its optimum is I 6 % low, and the interval of the fit on the measured torque reaches it."""
     rng = np.random.default_rng(8)
     data = prepared_with_noise(EXAMPLE_TRUTH, rng.normal(0, 0.05, 8000))
     inertial = EXAMPLE_TRUTH.inertia * data[0].signals.qdd
     data = [replace(data[0], tau=data[0].tau_raw - 0.06 * inertial)]
-    fitted = EXAMPLE_TRUTH.with_(inertia=0.94 * EXAMPLE_TRUTH.inertia)
-    u = fast_uncertainty(fitted, data).table.set_index("name")
+    u = fast_uncertainty(EXAMPLE_TRUTH, data).table.set_index("name")
     assert abs(u.loc["inertia", "gap"]) < 0.005 * EXAMPLE_TRUTH.inertia
-    assert u.loc["inertia", "measured_gap"] == pytest.approx(0.06 * EXAMPLE_TRUTH.inertia,
+    assert u.loc["inertia", "denoised_gap"] == pytest.approx(-0.06 * EXAMPLE_TRUTH.inertia,
                                                              rel=0.1)
-    assert u.loc["inertia", "lower"] < fitted.inertia
+    assert u.loc["inertia", "lower"] < 0.94 * EXAMPLE_TRUTH.inertia
     assert u.loc["inertia", "upper"] > EXAMPLE_TRUTH.inertia
 
 
@@ -505,19 +504,19 @@ def test_wide_interval_is_one_that_allows_an_error_beyond_the_precision():
     assert [f.code for f in found] == ["wide_interval", "wide_interval"]
     assert "σ1" in found[0].message and "50%" in found[0].message
     assert "inertia" in found[1].message and "5%" in found[1].message
-    assert "smoothing" not in found[1].message  # no measured-torque optimum in this table
+    assert "smoothing" not in found[1].message  # no denoised-torque optimum in this table
 
 
 def test_a_wide_inertia_interval_says_when_the_torque_smoothing_moves_it():
-    """The measured torque's optimum 8 % above the estimate: named with its value; 3 %: the
+    """The denoised torque's optimum 8 % above the estimate: named with its value; 3 %: the
     interval is named (too wide) without the clause."""
     table = pd.DataFrame({
         "name": ["inertia", "inertia"], "kind": "parameter", "unit": "kg·m²",
         "estimate": 1.0, "std": 0.0, "lower": 0.99, "upper": [1.09, 1.07],
-        "gap": 0.0, "measured_gap": [0.08, 0.03]})
+        "gap": 0.0, "denoised_gap": [0.08, 0.03]})
     empty = np.zeros(0)
     found = uncertainty_findings(ParameterUncertainty("fast", 0.95, table, empty, empty, empty,
                                                       empty))
     assert [f.code for f in found] == ["wide_interval", "wide_interval"]
-    assert "measured instead of the denoised torque it is 1.08" in found[0].message
+    assert "denoised instead of the measured torque it is 1.08" in found[0].message
     assert "smoothing" not in found[1].message
