@@ -92,6 +92,11 @@ class Prepared:
         but it is by a smoothing that the q̈ column does not share (``DESIGN.md`` §33)."""
         return replace(self, tau=self.tau_raw)
 
+    @property
+    def torque_denoised(self) -> bool:
+        """Whether ``tau`` differs from the measured torque (given derivatives keep it)."""
+        return not np.array_equal(self.tau, self.tau_raw)
+
     def subset(self, mask: np.ndarray) -> tuple[Signals, np.ndarray]:
         """Signals and torque of the masked samples (for the static regressions)."""
         x = self.signals
