@@ -630,6 +630,7 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
     if model.kind == "lugre" and fitted is not None:
         found += checks.identifiability(*fitted)
         found += checks.resolution(model, _position_noise(prepared[0]))
+        found += checks.damping_resolution(model, max(h for p in prepared for h in p.dt))
         found += checks.inertia_agreement(result.static_model, model)
     result.findings += found
 

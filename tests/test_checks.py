@@ -67,6 +67,17 @@ def test_cve_points_the_curve_misses_are_named():
     assert codes(found) == ["cve_miss"] and "0.03" in found[0].message
 
 
+def test_damping_of_a_resonance_the_sampling_does_not_resolve_is_named():
+    """data/example's truth resonates at √(15000/1.5)/2π = 15.9 Hz: 63 samples per period at
+    1 kHz; at 125 Hz logging, 7.9, and σ1 (its damping) is named; a static model has none."""
+    assert checks.damping_resolution(TRUTH, 1e-3) == []
+    found = checks.damping_resolution(TRUTH, 1 / 125)
+    assert codes(found) == ["damping_unresolved"]
+    assert "σ1" in found[0].message and "15.9 Hz" in found[0].message
+    assert "σ0" not in found[0].message  # it names the damping only
+    assert checks.damping_resolution(TRUTH.with_(kind="static"), 1 / 125) == []
+
+
 def test_deflection_below_the_encoder_resolution_leaves_sigma0_unidentified():
     # z_ss = 25/15000 = 1.7 mrad
     assert checks.resolution(TRUTH, position_noise=5e-6) == []
