@@ -42,9 +42,12 @@ def test_a_signal_during_identify_leaves_no_partial_output(tmp_path, sig, status
     out = tmp_path / "out"
     proc = subprocess.Popen(
         [sys.executable, "-m", "sparsefric.cli", "identify",
-         *map(str, example_files("train")), "--out", str(out)],
+         *map(str, example_files("train")), "--validate", *map(str, example_files("validate")),
+         "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(6.0)  # inside the fit (imports and differentiation take a few seconds)
+    # inside the fit: imports take 1-3 s, the whole run ~11 s on 2 cores (the training records
+    # alone finished in 5.8 s, before a 6 s wait on a fast machine)
+    time.sleep(5.0)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == status, err
