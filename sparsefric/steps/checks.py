@@ -281,14 +281,14 @@ def _levels(speeds: np.ndarray) -> int:
     return count
 
 
-def slowest_steady_speed(cve: pd.DataFrame) -> float:
-    """The slowest CVE speed level [rad/s] (inf without any)."""
-    return float(cve["velocity"].min()) if cve is not None and len(cve) else np.inf
-
-
 def steady_speeds(cve: pd.DataFrame) -> np.ndarray:
     """The CVE speed levels [rad/s] (empty without any)."""
     return np.zeros(0) if cve is None else cve["velocity"].to_numpy(float)
+
+
+def slowest_steady_speed(cve: pd.DataFrame) -> float:
+    """The slowest CVE speed level [rad/s] (inf without any)."""
+    return float(np.min(steady_speeds(cve), initial=np.inf))
 
 
 def cve_of(prepared: Sequence) -> pd.DataFrame:
