@@ -705,23 +705,26 @@ def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared, 
         rigid.with_(**frame.coefficients(best.rigid)), best, static, s, refinement.refined)
     _keep_static_if_better(result, val or prep)
     if result.model is result.lugre_model and (whole is not None or prep.torque_denoised):
-        final = frame.data((whole or prep).measured(), static.theta_bounds)
-        best, data = _refit(best, final, s, whole is not None)
+        final = frame.data((whole or prep).measured(), static.theta_bounds, averaged=True)
+        best, data = _refit(best, final, frame, s, whole is not None)
         result.lugre_model = result.model = _lugre_model(
             rigid.with_(**frame.coefficients(best.rigid)), best, static, s, refinement.refined)
     result.converged, result.convergence_reason = best.converged, best.reason
     return best, data
 
 
-def _refit(best: IterationResult, data: FrictionData, s: Settings, whole: bool
-           ) -> tuple[IterationResult, FrictionData]:
+def _refit(best: IterationResult, data: FrictionData, frame: RigidFrame, s: Settings,
+           whole: bool) -> tuple[IterationResult, FrictionData]:
     """The kept run refitted, structure fixed, on ``data``: the measured torque (of the whole
-    records where ``whole``). The run itself where the refit is inadmissible.
+    records where ``whole``). The run itself where the refit is inadmissible or puts the
+    inertia at or below zero (``frame``: the rigid terms).
 
     The denoised torque chose λ, the structure and the σ0 start: AICc needs residuals without
     the white noise. Its coefficients are biased, though: the torque's TV fit rounds the steps
     of I·q̈ that the angle's keeps, which put the inertia 2–28 % low on zoo joints; noise in
-    the regressed torque biases no least squares (``DESIGN.md`` §33). Where blocks were held
+    the regressed torque biases no least squares (``DESIGN.md`` §33). The measured torque is
+    logged at instants while q̈ from positions averages over ±h: ``data`` fit the
+    sample-averaged equation (:attr:`FrictionData.averaged`, §35). Where blocks were held
     out to choose, their samples now fit too (scikit-learn's refit; §26).
     """
     p = best.params
@@ -729,7 +732,7 @@ def _refit(best: IterationResult, data: FrictionData, s: Settings, whole: bool
                           s.tanh_k, s.axis)
     data = data.with_rigid(best.rigid)
     run = run_iterations(p, structure, data, s.iterations, float(np.linalg.norm(data.tau)))
-    if not run.admissible:
+    if not (run.admissible and frame.coefficients(run.rigid).get("inertia", 1.0) > 0):
         return best, data
     run.sigma0_init = best.sigma0_init
     run.reason += ("; refitted on the measured torque"
@@ -763,16 +766,21 @@ class RigidFrame:
         kinds = tuple(t.kind for t in library.terms())
         return cls(library, kinds, np.array([first.rigid[k] for k in kinds]))
 
-    def data(self, prep: Prepared, theta_bounds: tuple[float, float]) -> FrictionData:
+    def data(self, prep: Prepared, theta_bounds: tuple[float, float],
+             averaged: bool = False) -> FrictionData:
         """The iterations' data of ``prep``: τ [N·m], the rigid columns, Ω_s bounds and the
         plausible g(0) (:data:`~sparsefric.optimizers.sr3.G0_LIMIT`, the bound of step 1's refits,
-        × the 99.9th percentile of |τ_c|)."""
+        × the 99.9th percentile of |τ_c|). ``averaged``: the inner least squares fit the
+        sample-averaged equation where ``prep``'s q̈ is a second difference of positions
+        (:attr:`FrictionData.averaged`)."""
         x = prep.signals
         columns = self.library.evaluate(x, 0.0)[0]
         tau_c = prep.tau - columns @ self.start
         limit = G0_LIMIT * float(np.quantile(np.abs(tau_c), 0.999))
+        mask = tuple(k != "inertia" for k in self.kinds) \
+            if averaged and prep.sampled_acceleration else None
         return FrictionData(x, prep.tau, prep.bounds, prep.dt, columns, self.start,
-                            theta_bounds, limit)
+                            theta_bounds, limit, mask)
 
     def coefficients(self, rigid: np.ndarray | None) -> dict[str, float]:
         """``JointModel`` fields of the coefficients ``rigid`` (the start where None)."""

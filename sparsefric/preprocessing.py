@@ -97,6 +97,14 @@ class Prepared:
         """Whether ``tau`` differs from the measured torque (given derivatives keep it)."""
         return not np.array_equal(self.tau, self.tau_raw)
 
+    @property
+    def sampled_acceleration(self) -> bool:
+        """Whether every record's q̈ is a second difference of fitted positions (TV of q̈):
+        the acceleration averaged over ±h, against which τ must be averaged alike
+        (:func:`~sparsefric.differentiation.sample_average`)."""
+        return bool(self.params) and all(
+            p.get("method") == "tv" and p.get("tv_order", 0) >= 2 for p in self.params)
+
     def subset(self, mask: np.ndarray) -> tuple[Signals, np.ndarray]:
         """Signals and torque of the masked samples (for the static regressions)."""
         x = self.signals

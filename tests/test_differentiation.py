@@ -10,6 +10,7 @@ from sparsefric.differentiation import (
     Derivatives,
     differentiate,
     noise_std,
+    sample_average,
     trend_filter,
 )
 from sparsefric.simulate import stop_and_go_moves as trapezoid_moves
@@ -403,3 +404,26 @@ def test_a_raised_weight_never_smooths_beyond_the_encoders_error_band(monkeypatc
     loose = differentiate(rec.t, rec.q, rec.tau)
     assert loose.params["regularization"] >= 3e4
     assert np.quantile(np.abs(loose.q - rec.truth["q_true"]), 0.99) / step > 3.0
+
+
+def test_sample_average_is_what_the_second_difference_of_positions_does_to_the_acceleration():
+    """q̈ linear between samples (steps of the jerk at the samples): the second difference of
+    the exactly sampled positions is the (1, 4, 1)/6 average of the sampled q̈, not q̈ itself;
+    each record is averaged on its own."""
+    rng = np.random.default_rng(3)
+    h, n = 4e-3, 200
+    qdd = np.cumsum(rng.normal(size=n)) * 10.0  # rad/s² at the samples, linear in between
+    # exact positions: integrate the piecewise-linear q̈ twice, interval by interval
+    q, qd = np.zeros(n), np.zeros(n)
+    for i in range(n - 1):
+        a0, a1 = qdd[i], qdd[i + 1]
+        q[i + 1] = q[i] + qd[i] * h + (2 * a0 + a1) * h**2 / 6
+        qd[i + 1] = qd[i] + (a0 + a1) * h / 2
+    d2 = np.diff(q, 2) / h**2
+    averaged = sample_average(qdd, [(0, n)])
+    np.testing.assert_allclose(d2, averaged[1:-1], rtol=0, atol=1e-9 * np.abs(qdd).max())
+    assert np.abs(d2 - qdd[1:-1]).max() > 0.1  # the average is not the sampled value
+    two = sample_average(np.r_[np.zeros(5), np.ones(5)], [(0, 5), (5, 10)])
+    np.testing.assert_array_equal(two, np.r_[np.zeros(5), np.ones(5)])
+    columns = sample_average(np.column_stack([qdd, 2 * qdd]), [(0, n)])
+    np.testing.assert_allclose(columns[:, 1], 2 * averaged)

@@ -32,6 +32,7 @@ from sparsefric.differentiation.derivatives import (
     Derivatives,
     DifferentiationError,
     differentiate,
+    sample_average,
     select_tv_weight,
     tv_fit,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "TrendFilterResult",
     "differentiate",
     "noise_std",
+    "sample_average",
     "select_tv_weight",
     "trend_filter",
     "tv_fit",

@@ -30,6 +30,7 @@ from functools import cached_property
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from sparsefric.differentiation import sample_average
 from sparsefric.feature_library import (
     FeatureLibrary,
     SignalLibrary,
@@ -108,6 +109,11 @@ class FrictionData:
     g0_limit : float
         Largest plausible g(0) = f_c + ΣA [N·m]: a multiple of the largest friction torque in
         the data (a breakaway the motor never applied cannot be seen in its torque).
+    averaged : tuple of bool, optional
+        The inner least squares (rigid body, σ0 z, σ1 ż, viscous) fit the sample-averaged
+        equation: τ and every column averaged over ±h like the q̈ of a second difference of
+        positions (:func:`~sparsefric.differentiation.sample_average`), except the rigid
+        columns marked False here (q̈ itself, already that average). None: sample by sample.
     """
 
     x: Signals
@@ -118,6 +124,7 @@ class FrictionData:
     rigid: np.ndarray | None = None
     theta_bounds: tuple[float, float] | None = None
     g0_limit: float = math.inf
+    averaged: tuple[bool, ...] | None = None
 
     @cached_property
     def tau_c(self) -> np.ndarray:
@@ -148,6 +155,11 @@ class FrictionData:
                                       if k[1]}
         return out
 
+    def average(self, columns: np.ndarray) -> np.ndarray:
+        """``columns`` (samples along axis 0) as the inner least squares see them: averaged
+        where the data are :attr:`averaged`, else as they are."""
+        return columns if self.averaged is None else sample_average(columns, self.bounds)
+
     def regression(self, powers: tuple[int, ...], refit_rigid: bool) -> FixedColumnsLstsq:
         """Least squares on the columns [viscous q̇^p…, (rigid…)] that every inner-loop fit and
         σ0 refit shares, and their target (:func:`_regression`); built once per set of viscous
@@ -159,7 +171,7 @@ class FrictionData:
             while len(cache) >= MAX_REGRESSIONS:
                 cache.pop(next(iter(cache)))
             cache[key] = FixedColumnsLstsq(
-                np.column_stack([_viscous_columns(self.x.qd, powers), R]), y)
+                np.column_stack([self.average(_viscous_columns(self.x.qd, powers)), R]), y)
         return cache[key]
 
 
@@ -306,10 +318,18 @@ class InnerResult:
 
 
 def _regression(data: FrictionData, refit_rigid: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(target, rigid columns) of the inner regressions: τ on the rigid columns too, or τ_c."""
+    """(target, rigid columns) of the inner regressions: τ on the rigid columns too, or τ_c;
+    averaged as :attr:`FrictionData.averaged` says."""
+    tau, R = data.average(data.tau), data.rigid_columns
+    if data.n_rigid and data.averaged is not None:
+        R = R.copy()
+        keep = np.asarray(data.averaged, dtype=bool)
+        R[:, keep] = data.average(R[:, keep])
     if refit_rigid and data.n_rigid:
-        return data.tau, data.rigid_columns
-    return data.tau_c, np.zeros((len(data.tau), 0))
+        return tau, R
+    if data.n_rigid:
+        tau = tau - R @ data.rigid
+    return tau, np.zeros((len(data.tau), 0))
 
 
 def inner_loop(params: FrictionParams, data: FrictionData, max_inner: int = 50,
@@ -344,6 +364,8 @@ def inner_loop(params: FrictionParams, data: FrictionData, max_inner: int = 50,
         s0 = current.sigma0
         np.multiply(s0, z, out=A[:, 0])
         np.multiply(s0, zd, out=A[:, 1])
+        if data.averaged is not None:
+            A[:, :2] = data.average(A[:, :2])
         coef, err = fixed.solve(A, 2, C)
         if not err < best.error:
             break
@@ -408,9 +430,9 @@ def refit_at_sigma0(params: FrictionParams, sigma0: float, data: FrictionData,
     trial = replace(params, sigma0=float(sigma0))
     z, zd = integrate_all(data.x.qd, data.bounds, data.dt, trial, g)
     A = fixed.design(1)  # [ż, viscous (, rigid)]
-    A[:, 0] = zd
+    A[:, 0] = data.average(zd)
     coef, err = fixed.solve(A, 1, _shape(data, 1, A.shape[1], powers, (0,)),
-                            fixed.y - trial.sigma0 * z)
+                            fixed.y - trial.sigma0 * data.average(z))
     trial = replace(trial, sigma1=float(coef[0]), coefficients=coef[1:1 + len(powers)].copy())
     rigid = coef[1 + len(powers):].copy() if len(coef) > 1 + len(powers) else data.rigid
     return trial, err, rigid
