@@ -62,6 +62,7 @@ from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywid
 
 from sparsefric.data import Trajectory
 from sparsefric.diagnostics import Finding
+from sparsefric.differentiation import sample_average
 from sparsefric.model import JointModel, StaticBand, Uncertainty, units
 from sparsefric.preprocessing import Prepared, Preprocessor
 from sparsefric.validity import ValidityRange
@@ -353,6 +354,10 @@ class Records:
         Slice of each record.
     dt : tuple of float
         Sample period [s] of each record.
+    averaged : bool
+        Residuals of the sample-averaged equation: ``tau`` and every term of τ̂ but I q̈
+        averaged like the q̈ of a second difference (:meth:`average`), as the final
+        coefficients were fitted (:attr:`sparsefric.steps.iterations.FrictionData.averaged`).
     """
 
     q: np.ndarray
@@ -361,20 +366,34 @@ class Records:
     tau: np.ndarray
     bounds: tuple[tuple[int, int], ...]
     dt: tuple[float, ...]
+    averaged: bool = False
 
     @classmethod
     def of(cls, data: Sequence[Prepared], torque: str = "denoised") -> Records:
         """Stack ``data``; ``torque`` = ``denoised`` (``Prepared.tau``, what the selection
-        regressed) or ``measured`` (``Prepared.tau_raw``, what the final coefficients did)."""
+        regressed) or ``measured`` (``Prepared.tau_raw``, averaged where q̈ is a second
+        difference of positions: what the final coefficients regressed)."""
         bounds, start = [], 0
         for p in data:
             bounds += [(start + a, start + b) for a, b in p.bounds]
             start += len(p)
         cat = np.concatenate
         tau = [p.tau if torque == "denoised" else p.tau_raw for p in data]
-        return cls(cat([p.signals.q for p in data]), cat([p.signals.qd for p in data]),
-                   cat([p.signals.qdd for p in data]), cat(tau), tuple(bounds),
-                   tuple(float(h) for p in data for h in p.dt))
+        out = cls(cat([p.signals.q for p in data]), cat([p.signals.qd for p in data]),
+                  cat([p.signals.qdd for p in data]), cat(tau), tuple(bounds),
+                  tuple(float(h) for p in data for h in p.dt))
+        if torque == "measured" and all(p.sampled_acceleration for p in data):
+            return replace(out, averaged=True).with_torque(out.tau)
+        return out
+
+    def average(self, x: np.ndarray) -> np.ndarray:
+        """``x`` (samples along axis 0) averaged as the residuals need (identity unless
+        :attr:`averaged`)."""
+        return sample_average(x, self.bounds) if self.averaged else x
+
+    def with_torque(self, tau: np.ndarray) -> Records:
+        """The same records with the torque ``tau`` [N·m] (averaged alike)."""
+        return replace(self, tau=self.average(np.asarray(tau, dtype=float)))
 
     def __len__(self) -> int:
         return len(self.tau)
@@ -388,8 +407,11 @@ def friction_torque(model: JointModel, rec: Records) -> np.ndarray:
 
 
 def model_torque(model: JointModel, rec: Records) -> np.ndarray:
-    """τ̂ = I q̈ + a_c cos q + a_s sin q + o + τ_f [N·m | N] along every record."""
-    return model.rigid_body_torque(rec.q, rec.qdd) + friction_torque(model, rec)
+    """τ̂ = I q̈ + a_c cos q + a_s sin q + o + τ_f [N·m | N] along every record (all but I q̈
+    averaged where ``rec`` is)."""
+    inertial = model.inertia * rec.qdd
+    rest = model.rigid_body_torque(rec.q, rec.qdd) - inertial + friction_torque(model, rec)
+    return inertial + rec.average(rest)
 
 
 # ---------------------------------------------------------------------------- Jacobian
@@ -398,13 +420,13 @@ def _linear_column(name: str, rec: Records) -> np.ndarray | None:
     if name == "inertia":
         return rec.qdd
     if name == "gravity_cos":
-        return np.cos(rec.q)
+        return rec.average(np.cos(rec.q))
     if name == "gravity_sin":
-        return np.sin(rec.q)
+        return rec.average(np.sin(rec.q))
     if name == "offset":
         return np.ones_like(rec.q)
     if name.startswith("viscous:"):
-        return rec.qd ** int(name.split(":")[1])
+        return rec.average(rec.qd ** int(name.split(":")[1]))
     return None
 
 
@@ -449,7 +471,8 @@ def torque_jacobian(model: JointModel, rec: Records, names: Sequence[str]
     dry = model.with_(viscous=())  # the viscous columns are exact: leave them out here
 
     def friction(t: np.ndarray) -> np.ndarray:
-        return friction_torque(with_parameters(dry, names, _from_linear(names, t)), rec)
+        return rec.average(friction_torque(with_parameters(dry, names, _from_linear(names, t)),
+                                           rec))
 
     if numeric:
         J[:, numeric] = central_differences(friction, theta, fd_steps(names, theta, model.g0),
@@ -624,8 +647,8 @@ def _intervals(estimate: np.ndarray, optima: np.ndarray, sd: np.ndarray, c: floa
                ) -> tuple[np.ndarray, np.ndarray]:
     """[θ̂ − r − c·sd, θ̂ + r + c·sd], r the largest distance from the estimate θ̂ to one of
     ``optima`` (one row each). How far the torque's smoothing moves the estimate bounds its
-    error of either sign: the measured torque's own optimum is biased too (a little, by the
-    shrinkage of the TV q̈), in a direction the data do not tell."""
+    error of either sign: the measured torque's own optimum is biased too (a little, where the
+    friction columns err along the motion), in a direction the data do not tell."""
     reach = np.abs(optima - estimate).max(axis=0)
     return estimate - reach - c * sd, estimate + reach + c * sd
 
@@ -673,10 +696,11 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
 
     The two optima bracket a bias of the preprocessing. The TV-smoothed q̈ and the smoothed
     torque are rounded differently at the steps of the acceleration: regressing the denoised
-    torque attenuates the inertia (2–28 % on zoo joints, with the true friction), regressing
-    the measured one on the smoothed q̈ inflates it a little (up to +4 %, the TV fit shrinks
-    the steps of q̈). The distance between them bounds the preprocessing's effect on either
-    side of the estimate.
+    torque attenuates the inertia (2–28 % on zoo joints, with the true friction). The
+    measured torque is regressed in the sample-averaged equation where q̈ is a second
+    difference of positions (:attr:`Records.averaged`), as the final coefficients were. The
+    distance between the optima bounds the preprocessing's effect on either side of the
+    estimate.
 
     **Not included**: the uncertainty of the structure selection (which terms, which δ) —
     use :func:`bootstrap_uncertainty` for that — and biases of the model class. About 20
@@ -709,7 +733,7 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     residual = rec.tau - tau_hat
     lags = bandwidth(residual, J * residual[:, None], rec.bounds, factor)
     cov = hac_covariance(J, residual, rec.bounds, lags)
-    denoised = replace(rec, tau=Records.of(data).tau)
+    denoised = rec.with_torque(Records.of(data).tau)
     steps = np.array([optimum_step(base, r, names, J, r.tau - tau_hat) for r in (rec, denoised)])
     c = critical_value(level, sum(lags) / len(rec))
     v_min, v_max = _speed_range(data)
