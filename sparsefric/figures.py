@@ -97,9 +97,16 @@ class Evaluation:
 
 
 # ----------------------------------------------------------------------------- step 1
+#: Labels of the sweep's rows off the λ path, by their ``variant``
+#: (:data:`sparsefric.selection.LINEAR_VISCOUS`, :data:`sparsefric.selection.EXPONENT`).
+VARIANT_LABELS = {"linear viscous": "the same support, viscous q̇ only",
+                  "exponent": "the selected support, another Stribeck δ"}
+
+
 def selection(table: pd.DataFrame, unit: dict[str, str]) -> Figure:
     """AIC_r and the eliminated terms against the SR3 threshold, the selected one marked; the
-    linear-viscous variants of the path's supports as separate points at their threshold."""
+    variants of the path's supports (viscous q̇ only, another Stribeck δ) as separate points at
+    their threshold."""
     chosen = table["threshold"].to_numpy(float)[table["selected"].to_numpy(bool)]
     variants = _variants(table)
     extra, table = table[variants], table[~variants]
@@ -108,9 +115,13 @@ def selection(table: pd.DataFrame, unit: dict[str, str]) -> Figure:
     a = Panel(xlabel, "AIC_r = AICc − min AICc [-]", "Information criterion", xlog=True)
     a.line(thr, table["aic_r"], "AIC_r", COLORS["dynamic"]).points(thr, table["aic_r"],
                                                                   color=COLORS["dynamic"])
-    if len(extra):
-        a.points(extra["threshold"].to_numpy(float), extra["aic_r"].to_numpy(float),
-                 "the same support, viscous q̇ only", COLORS["step1"])
+    for (variant, label), color in zip(VARIANT_LABELS.items(), (COLORS["step1"],
+                                                                COLORS["reference"]),
+                                       strict=True):
+        rows = extra[extra["variant"] == variant]
+        if len(rows):
+            a.points(rows["threshold"].to_numpy(float), rows["aic_r"].to_numpy(float), label,
+                     color)
     b = Panel(xlabel, "eliminated candidates [-]", "Sparsity", xlog=True)
     b.line(thr, table["n_eliminated"], "eliminated terms", COLORS["static"])
     b.points(thr, table["n_eliminated"], color=COLORS["static"])
@@ -168,8 +179,7 @@ def term_survival(table: pd.DataFrame, terms: pd.DataFrame, unit: dict[str, str]
 
 
 def _variants(table: pd.DataFrame) -> np.ndarray:
-    """Rows of the sweep that are not on the λ path (:data:`sparsefric.selection.
-    LINEAR_VISCOUS` variants)."""
+    """Rows of the sweep that are not on the λ path (:data:`VARIANT_LABELS`)."""
     if "variant" not in table:
         return np.zeros(len(table), dtype=bool)
     return (table["variant"].fillna("") != "").to_numpy()

@@ -9,11 +9,14 @@ import pytest
 
 from sparsefric.errors import SparsefricError
 from sparsefric.feature_library import static_library
+from sparsefric.optimizers.sr3 import GramCache, SR3Newton, SR3Result
 from sparsefric.selection import (
+    EXPONENT,
     LINEAR_VISCOUS,
     absolute_rss,
     aicc,
     default_parts,
+    exponent_variants,
     sweep,
     thin,
     threshold_grid,
@@ -119,10 +122,45 @@ def test_a_linear_viscous_variant_wins_where_the_path_bends_the_curve_to_the_tra
     powers = [c for c in t.columns if c.startswith("qd^")]
     assert len(variants) > 0 and (variants[powers] == 0).all().all()
     best = t[t["selected"]].iloc[0]
-    assert best["variant"] == LINEAR_VISCOUS
+    # a linear-viscous support, or the same with its δ exchanged (truth 1.75)
+    assert best["variant"] in (LINEAR_VISCOUS, EXPONENT) and (best[powers] == 0).all()
     assert best["aicc"] < t.loc[t["variant"] == "", "aicc"].min() - 100
     stribeck = [c for c in t.columns if c.startswith("sign(qd)*exp")]
     assert best["qd"] == pytest.approx(0.57, rel=0.1)
     assert best["sign(qd)"] == pytest.approx(3.2, rel=0.05)
     assert best[stribeck].sum() == pytest.approx(4.6, rel=0.05)
     assert best["omega_s"] == pytest.approx(0.113, rel=0.1)
+
+
+def test_exponent_variants_refit_every_delta_of_the_same_model_size():
+    """From a support holding the flattest Stribeck column (δ = 0.5), each exchange for
+    another δ is refitted with its own Ω_s, found anew (δ = 0.5 and 2.5 fit the same
+    friction with Ω_s far apart): the true δ's variant fits best, with the true Ω_s."""
+    rng = np.random.default_rng(5)
+    n = 6000
+    speed = np.where(rng.random(n) < 0.5, rng.uniform(0.005, 0.4, n),
+                     rng.choice([0.03, 0.06, 0.12, 0.4], n))
+    qd = rng.choice([-1, 1], n) * speed
+    x = Signals(rng.uniform(-1, 1, n), qd, rng.normal(size=n))
+    tau = (0.5 * x.qdd + np.sign(qd) * (3.0 + 2.0 * np.exp(-(speed / 0.05) ** 2.5))
+           + 1.5 * qd + 0.01 * rng.normal(size=n))
+    library = static_library("prismatic", n_viscous=1)
+    cache = GramCache(library, x, tau)
+    terms = library.terms()
+    kinds = np.array([t.kind for t in terms])
+    support = np.isin(kinds, ["inertia", "viscous", "coulomb"])
+    support[[i for i, t in enumerate(terms) if t.kind == "stribeck" and t.param == 0.5]] = True
+    solver = SR3Newton(0.0)
+    coef, theta = solver.refit_support(cache, support, np.log(0.01))
+    start = SR3Result(coef, coef != 0, theta, solver.fit_error(cache, coef, theta), 0, True)
+    seen = {support.tobytes()}
+    variants = exponent_variants(cache, start, solver, seen)
+    n_stribeck = int((kinds == "stribeck").sum())
+    assert len(variants) == n_stribeck - 1 and len(seen) == n_stribeck
+    assert all(v.support.sum() == support.sum() for v in variants)
+    best = min(variants, key=lambda v: v.error)
+    assert [t.param for t, on in zip(terms, best.support, strict=True)
+            if on and t.kind == "stribeck"] == [2.5]
+    assert best.omega == pytest.approx(0.05, rel=0.05)
+    assert best.error < 0.5 * start.error
+    assert exponent_variants(cache, start, solver, seen) == []  # each support once

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sparsefric.figures import reversals, term_survival, zoom_windows
+from sparsefric.figures import reversals, selection, term_survival, zoom_windows
 from sparsefric.model import units
 from sparsefric.svgplot import Figure, Panel, Scale, thin
 
@@ -106,3 +106,15 @@ def test_term_survival_marks_each_term_where_it_is_active():
     assert "SR3 threshold (RMS torque of a term) [N·m]" in svg
     for name in ("qd", "qd^3", "sign(qd)"):
         assert f">{name}</text>" in svg
+
+
+def test_selection_figure_labels_each_kind_of_variant_apart_from_the_path():
+    table = pd.DataFrame({"threshold": [0.1, 1.0, 1.0, 1.0], "aic_r": [3.0, 1.0, 2.0, 0.0],
+                          "n_eliminated": [2, 3, 3, 3], "selected": [False, False, False, True],
+                          "variant": ["", "", "linear viscous", "exponent"]})
+    a = selection(table, units("revolute")).panels[0]
+    labelled = {s.label: s.x.tolist() for s in a.series if s.kind == "points" and s.label}
+    assert labelled == {"the same support, viscous q̇ only": [1.0],
+                        "the selected support, another Stribeck δ": [1.0]}
+    path = [s for s in a.series if s.kind == "line"][0]
+    assert path.x.tolist() == [0.1, 1.0]

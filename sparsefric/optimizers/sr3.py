@@ -451,6 +451,17 @@ class SR3Newton:
             coef = lsq_on_support(cache, support, theta)
         return coef, theta
 
+    def scan_theta(self, cache: GramCache, support: np.ndarray, theta: float,
+                   n: int = 12) -> float:
+        """θ among ``theta`` and ``n`` points evenly spaced over the bounds where the profile on
+        ``support`` (sign constraints only) is lowest: a start for :meth:`refit_support` where
+        the support's own θ is unknown (a Stribeck exponent exchanged for another: δ = 0.5
+        and δ = 4 fit the same friction with Ω_s a decade apart). The points are at most a
+        factor e apart on the usual bounds, the reach of the Brent search that follows."""
+        profile = self._profile(cache, support, shape=False)
+        grid = np.r_[theta, np.linspace(*self._bounds(cache), n)]
+        return float(grid[int(np.argmin([profile(th) for th in grid]))])
+
     @staticmethod
     def _profile(cache: GramCache, support: np.ndarray,
                  shape: bool = True) -> Callable[[float], float]:
