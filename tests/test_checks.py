@@ -56,6 +56,18 @@ def test_breakaway_is_extrapolated_from_one_speed_level_in_the_stribeck_region()
     assert checks.reach(TRUTH, [0.127, 0.2, 2.13]) == []
 
 
+def test_breakaway_is_extrapolated_from_one_speed_level_on_a_flat_stribeck_plateau():
+    """Fixed-seed zoo joint 20 (paper split): the truth rises steeply below 0.03 rad/s (δ 0.84,
+    Ω_s 0.017), the model put a flat top there (δ 3.75, Ω_s 0.12) through the 0.03 level and
+    its break-away was 43 % low with no word. One level on the plateau gives its height, not
+    that it stays flat; two levels there do."""
+    flat = TRUTH.with_(stribeck_velocity=0.12, stribeck=((3.75, 12.5),))
+    found = checks.reach(flat, [0.03, 0.127, 1.75, 2.13])
+    assert codes(found) == ["extrapolated"] and "plateau" in found[0].message
+    assert checks.reach(flat, [0.03, 0.05, 0.127, 1.75]) == []
+    assert checks.reach(flat, [0.03, 0.031, 0.127, 1.75]) != []  # one level in two records
+
+
 def test_cve_points_the_curve_misses_are_named():
     v = np.array([0.03, 0.127, 1.75])
     measured = TRUTH.static_friction(v)

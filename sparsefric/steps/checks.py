@@ -56,6 +56,9 @@ STRIBECK_REACH = 2.0
 STRIBECK_SHAPE = 3.0
 SHAPE_LEVELS = 2
 LEVEL_RATIO = 1.1
+#: A steady speed is on the Stribeck plateau where the model's Stribeck terms keep this
+#: fraction of their amplitude; one level there gives its height, two that it is flat.
+PLATEAU = 0.9
 
 
 def admissibility(model: JointModel, speed_max: float) -> list[Finding]:
@@ -264,11 +267,23 @@ def reach(model: JointModel, speeds: np.ndarray) -> list[Finding]:
         why = (f"only one steady speed level ({slowest:.3g} {u['qd']}) lies below "
                f"{STRIBECK_SHAPE:g} Ω_s = {STRIBECK_SHAPE * omega:.3g} {u['qd']}, which fixes the "
                "height of the Stribeck rise there but not its shape below")
+    elif _levels(speeds[_stribeck_fraction(model, speeds) >= PLATEAU]) == 1:
+        why = (f"the model's Stribeck rise is flat below {slowest:.3g} {u['qd']}, the one steady "
+               "speed level on that plateau: its height is seen there, not that it stays flat "
+               "at lower speeds")
     else:
         return []
     return [Finding("warning", "extrapolated",
                     f"the break-away torque {model.breakaway_torque():.4g} {u['tau']} is "
                     f"extrapolated: {why}")]
+
+
+def _stribeck_fraction(model: JointModel, speeds: np.ndarray) -> np.ndarray:
+    """Σ A_i e^{−|v/Ω_s|^δ_i} / Σ A_i at each of ``speeds`` [rad/s]: how much of the Stribeck
+    rise the model keeps there (1 on its plateau at low speed)."""
+    amplitude = sum(a for _, a in model.stribeck)
+    kept = sum(a * np.exp(-(speeds / model.stribeck_velocity) ** d) for d, a in model.stribeck)
+    return kept / amplitude if amplitude > 0 else np.zeros_like(speeds)
 
 
 def _levels(speeds: np.ndarray) -> int:
