@@ -115,6 +115,9 @@ class SweepResult:
         m, the number of observations.
     validation_source : str
         ``"validation"`` or ``"training"`` (no validation data given).
+    kinds : tuple of str
+        The kind of each candidate term (:attr:`~sparsefric.feature_library.Term.kind`), in
+        the order of the coefficients of ``results``.
     """
 
     table: pd.DataFrame
@@ -122,6 +125,7 @@ class SweepResult:
     selected: int
     parts: int
     validation_source: str
+    kinds: tuple[str, ...] = ()
 
     @property
     def best(self) -> SR3Result:
@@ -250,7 +254,8 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
     table.insert(table.columns.get_loc("aicc") + 1, "aic_r",
                  table["aicc"] - table["aicc"].iloc[best])
     table.insert(table.columns.get_loc("aic_r") + 1, "selected", np.arange(len(table)) == best)
-    return SweepResult(table, [r for _, r, _ in candidates], best, m, source)
+    return SweepResult(table, [r for _, r, _ in candidates], best, m, source,
+                       tuple(t.kind for t in terms))
 
 
 #: ``variant`` of a sweep row that is a λ-path support with its viscous part cut to q̇ alone.

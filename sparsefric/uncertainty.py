@@ -50,7 +50,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -65,6 +65,7 @@ from sparsefric.diagnostics import Finding
 from sparsefric.differentiation import sample_average
 from sparsefric.model import JointModel, StaticBand, Uncertainty, units
 from sparsefric.preprocessing import Prepared, Preprocessor
+from sparsefric.selection import EXPONENT, SweepResult
 from sparsefric.validity import ValidityRange
 
 __all__ = [
@@ -141,7 +142,8 @@ class ParameterUncertainty:
         (``parameter`` or ``derived``), ``unit``, ``estimate``, ``std``, ``lower``, ``upper``
         (in the unit); fast only: ``gap`` and ``denoised_gap``, the prediction-error optimum
         of the measured and of the denoised torque minus the estimate (:func:`optimum_step`)
-        [unit].
+        [unit], and ``exponent_shift``, the largest move of the estimate under other Stribeck
+        exponents the data support (:func:`exponent_shifts`) [unit].
     velocity : ndarray
         Velocities q̇ [rad/s | m/s] of the static-curve band.
     static_estimate, static_lower, static_upper : ndarray
@@ -670,8 +672,8 @@ def _parameter_rows(names: Sequence[str], theta: np.ndarray, steps: np.ndarray,
 
 
 def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: float = 0.95,
-                     factor: float = 5.0,
-                     velocity: np.ndarray | None = None) -> ParameterUncertainty:
+                     factor: float = 5.0, velocity: np.ndarray | None = None,
+                     shifts: Mapping[str, np.ndarray] | None = None) -> ParameterUncertainty:
     r"""Asymptotic intervals of ``model`` from a HAC sandwich covariance (the ``fast`` method).
 
     The simulated torque τ̂(θ) of the final model is linearised in every identified parameter
@@ -702,8 +704,13 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     distance between the optima bounds the preprocessing's effect on either side of the
     estimate.
 
-    **Not included**: the uncertainty of the structure selection (which terms, which δ) —
-    use :func:`bootstrap_uncertainty` for that — and biases of the model class. About 20
+    ``shifts`` [N·m] move named rows' intervals by how far other structures the data
+    support about equally put them (:func:`exponent_shifts`: the Stribeck exponents of the
+    chosen model size within the Akaike confidence set): each interval becomes the hull of
+    itself and its copies shifted by them (the ``exponent_shift`` column, the largest |shift|).
+
+    **Not included**: the rest of the structure selection's uncertainty (which terms) — use
+    :func:`bootstrap_uncertainty` for that — and biases of the model class. About 20
     evaluations of the friction along the data: ≈ 0.4 s of CPU for 51 000 samples.
 
     Parameters
@@ -719,12 +726,15 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     velocity : ndarray, optional
         Velocities [rad/s | m/s] of the static-curve band; default
         :func:`static_velocity_grid` over the speeds of ``data``.
+    shifts : mapping of str to ndarray, optional
+        Shifts [unit of the row] of rows ``name`` from other supported structures.
 
     Returns
     -------
     ParameterUncertainty
         ``method`` = ``"fast"``; ``table`` has ``gap`` and ``denoised_gap`` columns (θ*_m − θ̂,
-        θ*_d − θ̂ [unit]); with the covariance, the lag windows and the critical value.
+        θ*_d − θ̂ [unit]) and ``exponent_shift``; with the covariance, the lag windows and the
+        critical value.
     """
     base = model.with_(validity=None, uncertainty=None)
     rec = Records.of(data, "measured")
@@ -748,9 +758,62 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
                          "std": sd[:k], "lower": lower[:k], "upper": upper[:k],
                          "gap": optima[0, :k] - derived[:k],
                          "denoised_gap": optima[1, :k] - derived[:k]})
-    return ParameterUncertainty("fast", level, pd.concat([params, rows], ignore_index=True),
-                                grid, derived[k:], lower[k:], upper[k:], lags=lags,
-                                covariance=cov, critical=c)
+    table = widen(pd.concat([params, rows], ignore_index=True), shifts or {})
+    return ParameterUncertainty("fast", level, table, grid, derived[k:], lower[k:], upper[k:],
+                                lags=lags, covariance=cov, critical=c)
+
+
+def widen(table: pd.DataFrame, shifts: Mapping[str, np.ndarray]) -> pd.DataFrame:
+    """``table`` with the interval of each row named in ``shifts`` stretched to the hull of
+    itself and its copies moved by each shift, and the largest |shift| in ``exponent_shift``
+    (0 where none)."""
+    out = table.assign(exponent_shift=0.0)
+    for name, d in shifts.items():
+        at = out["name"] == name
+        if at.any() and len(d):
+            out.loc[at, "lower"] += min(0.0, float(np.min(d)))
+            out.loc[at, "upper"] += max(0.0, float(np.max(d)))
+            out.loc[at, "exponent_shift"] = float(np.max(np.abs(d)))
+    return out
+
+
+def structure_sweep(result) -> SweepResult:
+    """The sweep that chose ``result.model``'s friction terms: the last accepted refinement
+    round's for a refined LuGre model, else step 1's."""
+    lugre = result.lugre
+    if (result.model is result.lugre_model and lugre is not None
+            and lugre.refinement.refined and lugre.refinement.table is not None):
+        return lugre.refinement.table
+    return result.sweep
+
+
+def exponent_shifts(sweep: SweepResult, level: float = 0.95) -> dict[str, np.ndarray]:
+    r"""How far f_c and g(0) = f_c + ΣA [N·m] move between the selected model and the models of
+    its size with other Stribeck exponents that AICc does not set apart.
+
+    The selected row and the sweep's :data:`~sparsefric.selection.EXPONENT` rows, by
+    ascending Δ = AICc − AICc_selected, are kept until their Akaike weights
+    w ∝ e^{−Δ/2} sum to ``level`` (Burnham and Anderson's confidence set of models). The
+    exponent is a structural choice the fast intervals otherwise hold fixed: where the
+    data support several, f_c and the break-away trade off with it (zoo: f_c inside its
+    interval on 83 % of the LuGre models whose δ was right, 56 % of the others;
+    ``DESIGN.md`` §38). Keys ``coulomb``, ``breakaway``, ``g0``; empty without alternatives.
+    """
+    t = sweep.table
+    rows = np.flatnonzero(((t["variant"] == EXPONENT) | t["selected"]).to_numpy())
+    kinds = np.asarray(sweep.kinds)
+    if len(rows) < 2 or not len(kinds):
+        return {}
+    delta = t["aicc"].to_numpy(float)[rows] - float(t["aicc"].iloc[sweep.selected])
+    order = np.argsort(delta)
+    weight = np.exp(-0.5 * (delta[order] - delta[order][0]))
+    n = int(np.searchsorted(np.cumsum(weight) / weight.sum(), level)) + 1
+    coef = np.array([sweep.results[i].coef for i in rows[order[:n]]])
+    base = sweep.results[sweep.selected].coef
+    coulomb, dry = kinds == "coulomb", np.isin(kinds, ("coulomb", "stribeck"))
+    fc = coef[:, coulomb].sum(axis=1) - base[coulomb].sum()
+    g0 = coef[:, dry].sum(axis=1) - base[dry].sum()
+    return {"coulomb": fc, "breakaway": g0, "g0": g0}
 
 
 def _delta_method(model: JointModel, names: Sequence[str], cov: np.ndarray, steps: np.ndarray,
@@ -1292,7 +1355,8 @@ def estimate_uncertainty(result, train: Sequence[Trajectory],
         return None
     if method == "fast":
         data = [result.prepare(train)] + ([result.prepare(validate)] if validate else [])
-        return fast_uncertainty(result.model, data, level=level, **options)
+        return fast_uncertainty(result.model, data, level=level, shifts=exponent_shifts(
+            structure_sweep(result), level), **options)
     if method == "bootstrap":
         if settings is None:
             raise ValueError("the bootstrap reruns the identification: pass its settings")
@@ -1416,7 +1480,17 @@ def _wide(row, level: float) -> Finding:
                    f"{CHECKED[row.name]} is poorly determined by these data: {level:.0%} "
                    f"interval [{row.lower:.4g}, {row.upper:.4g}] {row.unit} around "
                    f"{row.estimate:.4g}, which allows an error above {_precision(row.name):.0%}"
-                   + _smoothing_clause(row))
+                   + _smoothing_clause(row) + _exponent_clause(row))
+
+
+def _exponent_clause(row) -> str:
+    """Why, where other Stribeck exponents the data support move the estimate by more than
+    the precision (fast intervals only)."""
+    shift = getattr(row, "exponent_shift", 0.0)
+    if not (np.isfinite(shift) and shift > _precision(row.name) * abs(row.estimate)):
+        return ""
+    return (f"; other Stribeck exponents that fit these data about as well move it by up to "
+            f"{shift:.3g} {row.unit}")
 
 
 def _smoothing_clause(row) -> str:

@@ -25,6 +25,7 @@ from sparsefric.uncertainty import (
     bootstrap_uncertainty,
     correlation_time,
     draw_blocks,
+    exponent_shifts,
     fast_uncertainty,
     hac_covariance,
     inclusion_table,
@@ -43,6 +44,7 @@ from sparsefric.uncertainty import (
     static_velocity_grid,
     torque_jacobian,
     uncertainty_findings,
+    widen,
     with_parameters,
 )
 from sparsefric.validity import OutsideValidityWarning
@@ -520,3 +522,45 @@ def test_a_wide_inertia_interval_says_when_the_torque_smoothing_moves_it():
     assert [f.code for f in found] == ["wide_interval", "wide_interval"]
     assert "denoised instead of the measured torque it is 1.08" in found[0].message
     assert "smoothing" not in found[1].message
+
+
+def _exponent_sweep(aicc: list[float], coulomb: list[float], amplitude: list[float]):
+    """A sweep whose row 0 is the selected model, the others its exponent exchanges."""
+    from sparsefric.optimizers.sr3 import SR3Result
+    from sparsefric.selection import EXPONENT, SweepResult
+
+    n = len(aicc)
+    table = pd.DataFrame({"aicc": aicc, "selected": [True] + [False] * (n - 1),
+                          "variant": [""] + [EXPONENT] * (n - 1)})
+    results = [SR3Result(np.array([2.0, c, a, 0.0]), np.ones(4, bool), 0.0, 1.0, 0, True)
+               for c, a in zip(coulomb, amplitude, strict=True)]
+    return SweepResult(table, results, 0, 40, "validation",
+                       ("viscous", "coulomb", "stribeck", "stribeck"))
+
+
+def test_exponent_shifts_span_the_akaike_confidence_set_of_exponents():
+    """Δ AICc 0, 0.5, 1, 10: weights 1, 0.78, 0.61, 0.007 — the first three hold 99.7 % > 95 %,
+    the fourth is left out; shifts are f_c and f_c + ΣA minus the selected model's."""
+    sweep = _exponent_sweep([100.0, 100.5, 101.0, 110.0], [10.0, 9.0, 10.5, 5.0],
+                            [4.0, 6.0, 3.0, 20.0])
+    shifts = exponent_shifts(sweep, 0.95)
+    np.testing.assert_allclose(np.sort(shifts["coulomb"]), [-1.0, 0.0, 0.5])
+    np.testing.assert_allclose(np.sort(shifts["breakaway"]), [-0.5, 0.0, 1.0])
+    assert exponent_shifts(_exponent_sweep([100.0], [10.0], [4.0])) == {}
+    table = pd.DataFrame({"name": ["coulomb", "breakaway", "inertia"], "estimate": 1.0,
+                          "lower": [9.5, 13.5, 0.9], "upper": [10.5, 14.5, 1.1]})
+    wide = widen(table, shifts).set_index("name")
+    assert (wide.loc["coulomb", "lower"], wide.loc["coulomb", "upper"]) == (8.5, 11.0)
+    assert (wide.loc["breakaway", "lower"], wide.loc["breakaway", "upper"]) == (13.0, 15.5)
+    assert (wide.loc["inertia", "lower"], wide.loc["inertia", "upper"]) == (0.9, 1.1)
+    assert wide.loc["coulomb", "exponent_shift"] == 1.0
+
+
+def test_a_wide_coulomb_interval_says_when_other_exponents_move_it():
+    table = pd.DataFrame({"name": ["coulomb"], "kind": "parameter", "unit": "N·m",
+                          "estimate": 10.0, "std": 0.0, "lower": 2.0, "upper": 16.0,
+                          "gap": 0.0, "denoised_gap": 0.0, "exponent_shift": 6.0})
+    empty = np.zeros(0)
+    (found,) = uncertainty_findings(ParameterUncertainty("fast", 0.95, table, empty, empty,
+                                                         empty, empty))
+    assert "other Stribeck exponents" in found.message and "up to 6 N·m" in found.message
