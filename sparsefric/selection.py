@@ -308,8 +308,9 @@ def exponent_variants(cache: GramCache, res: SR3Result, solver: SR3Newton,
     (δ = 0.5, reaching over decades of speed) usually enters first, and trades off with the
     viscous part between a few speed levels. On a zoo joint with δ = 2.63 in the truth, the
     path kept δ = 0.5 (break-away +23 %) although δ = 4, with the same number of terms, fitted
-    the sliding samples better by a likelihood ratio of 170 (``DESIGN.md`` §36). Exchanging
-    exponents puts every δ of the same model size before AICc.
+    the sliding samples better by a likelihood ratio of 170 (``DESIGN.md`` §36; AICc on its
+    scoring samples still prefers δ = 0.5 there). Exchanging exponents puts every δ of the
+    same model size before AICc.
     """
     terms = cache.library.terms()
     stribeck = np.array([t.kind == "stribeck" for t in terms])
