@@ -568,7 +568,7 @@ def _sec_data(c: _Context) -> str:
 def _sec_selection(c: _Context) -> str:
     sel = c.result.selection
     cols = [k for k in ("threshold", "lambda", "n_active", "n_eliminated", "omega_s",
-                        "train_error", "aic_r", "converged") if k in sel]
+                        "train_error", "aic_r", "variant", "converged") if k in sel]
     terms = _terms_view(c.result)
     return (_story(c.result, c.summary) + figures.selection(sel, c.unit).svg()
             + _refinement_note(c.result) + _html_table(sel[cols], sel["selected"].to_numpy(bool))

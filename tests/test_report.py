@@ -77,6 +77,10 @@ def test_html_has_tables_and_status(rendered, light_fit):
                  est.convergence_reason_.split()[0]):
         assert text in page, text
     assert page.count("<table") >= 6
+    # the sweep's table says which rows are off the λ path (another δ, viscous q̇ only)
+    assert "<th>variant</th>" in page
+    for variant in set(est.selection_["variant"]) - {""}:
+        assert f"<td>{variant}</td>" in page
     # every candidate term appears in the coefficient table
     for term in est.terms_["term"]:
         assert f"<td>{html.escape(term)}</td>" in page
