@@ -106,3 +106,29 @@ def test_gram_refit_keeps_the_viscous_part_non_decreasing_and_sigma1_non_negativ
     v = np.linspace(-1.5, 1.5, 301)
     assert np.all(np.diff(coef[0] * v + coef[1] * v**3) >= -1e-9)
     assert coef[3] >= 0.0
+
+
+def test_a_qp_on_which_quadprog_cycled_is_solved():
+    """A shape-constrained refit of a bootstrap resample (zoo seed 2024 joint 3): quadprog's
+    dual active set cycled for ever on it as posed (b ≈ 6e3, G of condition 8e8). Scaled, it
+    is solved at once; run in a child process so that a regression fails instead of hanging."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    data = Path(__file__).with_name("quadprog_cycle.npz")
+    code = ("import sys, numpy as np\n"
+            "from sparsefric.optimizers.constrained import qp_normal\n"
+            "d = np.load(sys.argv[1])\n"
+            "x = qp_normal(d['G'], d['b'], d['C'])\n"
+            "print(float((d['C'] @ x).min() / np.abs(x).max()))\n"
+            "print(float(0.5 * x @ d['G'] @ x - d['b'] @ x))\n")
+    out = subprocess.run([sys.executable, "-c", code, str(data)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    slack, objective = map(float, out.stdout.split())
+    assert slack > -1e-9  # feasible
+    d = np.load(data)
+    free = np.linalg.solve(d["G"], d["b"])
+    assert (d["C"] @ free).min() < 0  # the constraints bind: the QP path is the one tested
+    assert objective < 0.0  # better than ξ = 0, which is feasible with objective 0
