@@ -132,3 +132,12 @@ def test_a_qp_on_which_quadprog_cycled_is_solved():
     free = np.linalg.solve(d["G"], d["b"])
     assert (d["C"] @ free).min() < 0  # the constraints bind: the QP path is the one tested
     assert objective < 0.0  # better than ξ = 0, which is feasible with objective 0
+
+
+def test_a_constraint_row_with_huge_entries_still_binds():
+    """Slopes of q̇⁵ over scaled columns reach 1e200: a row's 2-norm would overflow to ∞ and
+    scale the row to nothing; scaled by its largest entry it still holds ξ₀ ≥ 0."""
+    from sparsefric.optimizers.constrained import qp_normal
+
+    x = qp_normal(np.eye(2), np.array([-1.0, 1.0]), np.array([[1e200, 1e190]]))
+    np.testing.assert_allclose(x, [0.0, 1.0], atol=1e-8)
