@@ -282,8 +282,9 @@ def _stribeck_fraction(model: JointModel, speeds: np.ndarray) -> np.ndarray:
     """Σ A_i e^{−|v/Ω_s|^δ_i} / Σ A_i at each of ``speeds`` [rad/s]: how much of the Stribeck
     rise the model keeps there (1 on its plateau at low speed)."""
     amplitude = sum(a for _, a in model.stribeck)
-    kept = sum(a * np.exp(-(speeds / model.stribeck_velocity) ** d) for d, a in model.stribeck)
-    return kept / amplitude if amplitude > 0 else np.zeros_like(speeds)
+    if not amplitude > 0:
+        return np.zeros_like(speeds)
+    return (stribeck_g(speeds, model.friction) - model.coulomb) / amplitude
 
 
 def _levels(speeds: np.ndarray) -> int:
