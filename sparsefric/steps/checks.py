@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from sparsefric.diagnostics import Finding
-from sparsefric.lugre import FrictionParams, static_curve, stribeck_g
+from sparsefric.lugre import FrictionParams, sign_function, static_curve, stribeck_g
 from sparsefric.model import JointModel, units
 from sparsefric.steps.iterations import (
     FrictionData,
@@ -59,6 +59,9 @@ LEVEL_RATIO = 1.1
 #: A steady speed is on the Stribeck plateau where the model's Stribeck terms keep this
 #: fraction of their amplitude; one level there gives its height, two that it is flat.
 PLATEAU = 0.9
+#: The break-away is extrapolated when the model puts more than this fraction of it above its
+#: friction at the slowest steady speed: the rise below that speed is the model's shape, not data.
+RISE_LIMIT = 0.10
 
 
 def admissibility(model: JointModel, speed_max: float) -> list[Finding]:
@@ -271,6 +274,9 @@ def reach(model: JointModel, speeds: np.ndarray) -> list[Finding]:
         why = (f"the model's Stribeck rise is flat below {slowest:.3g} {u['qd']}, the one steady "
                "speed level on that plateau: its height is seen there, not that it stays flat "
                "at lower speeds")
+    elif (rise := rise_below(model, slowest)) > RISE_LIMIT:
+        why = (f"{100 * rise:.0f} % of it is the model's rise below the slowest steady sliding "
+               f"speed {slowest:.3g} {u['qd']}, which no record shows")
     else:
         return []
     return [Finding("warning", "extrapolated",
@@ -285,6 +291,15 @@ def _stribeck_fraction(model: JointModel, speeds: np.ndarray) -> np.ndarray:
     if not amplitude > 0:
         return np.zeros_like(speeds)
     return (stribeck_g(speeds, model.friction) - model.coulomb) / amplitude
+
+
+def rise_below(model: JointModel, speed: float) -> float:
+    """(g(0) − s·g(v)) / g(0): the fraction of the break-away [-] the model adds below the
+    sliding speed ``speed`` [rad/s] (Coulomb–Stribeck part, as the break-away itself)."""
+    breakaway = model.breakaway_torque()
+    at = float(sign_function(np.array([speed]), model.friction.tanh_k)[0]
+               * stribeck_g(np.array([speed]), model.friction)[0])
+    return (breakaway - at) / breakaway if breakaway > 0 else 0.0
 
 
 def _levels(speeds: np.ndarray) -> int:
