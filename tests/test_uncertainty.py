@@ -564,3 +564,28 @@ def test_a_wide_coulomb_interval_says_when_other_exponents_move_it():
     (found,) = uncertainty_findings(ParameterUncertainty("fast", 0.95, table, empty, empty,
                                                          empty, empty))
     assert "other Stribeck exponents" in found.message and "up to 6 N·m" in found.message
+
+
+def test_an_extrapolated_breakaway_interval_spans_the_models_rise_below_the_data():
+    """Steady levels 0.03 and 0.05 rad/s; a cusp (δ 0.5, Ω_s 0.02) puts 37 % of g(0) below the
+    slowest: the break-away and g(0) intervals take ± that rise and the wide-interval warning
+    says why. The paper's truth adds 4.9 % below 0.03 rad/s: its break-away rests on data."""
+    from sparsefric.simulate import paper_experiment
+    from sparsefric.steps import checks
+    from sparsefric.uncertainty import extrapolation_shifts
+    cusp = EXAMPLE_TRUTH.with_(stribeck_velocity=0.02, stribeck=((0.5, 20.0),))
+    data = [prepare(paper_experiment(cusp, {"train": (0.03, 0.05)})["train"])]
+    rise = checks.rise_below(cusp, 0.03) * cusp.breakaway_torque()
+    assert rise == pytest.approx(0.37 * 38.0, rel=0.02)
+    shifts = extrapolation_shifts(cusp, data)
+    np.testing.assert_allclose(shifts["breakaway"], [-rise, rise], rtol=0.01)
+    unc = fast_uncertainty(cusp, data)
+    u = unc.table.set_index("name")
+    lo, hi = u.loc["breakaway", ["lower", "upper"]]
+    assert lo < cusp.breakaway_torque() - rise * 0.99 and hi > cusp.breakaway_torque() + rise * 0.99
+    assert u.loc["g0", "extrapolation_shift"] == pytest.approx(rise, rel=0.01)
+    assert u.loc["inertia", "extrapolation_shift"] == 0.0
+    (wide,) = [f for f in uncertainty_findings(unc) if "break-away" in f.message]
+    assert "rise below the slowest steady speed" in wide.message
+    truth = [prepare(paper_experiment(EXAMPLE_TRUTH, {"train": (0.03, 0.127)})["train"])]
+    assert extrapolation_shifts(EXAMPLE_TRUTH, truth) == {}
