@@ -790,9 +790,9 @@ def extrapolation_shifts(model: JointModel, data: Sequence[Prepared]) -> dict[st
     the model's rise below the slowest steady speed v.
 
     That rise is the model's shape where no record slides steadily, so the covariance says
-    nothing about it: the interval spans no rise at all to twice the rise (zoo, fixed seed and
-    one drawn at run time: break-away inside its fast 95 % interval on 56 % of the LuGre
-    models without, 66 % with; ``DESIGN.md`` §40). Empty when the break-away rests on data.
+    nothing about it: the interval spans no rise at all to twice the rise (zoo, three seeds:
+    break-away inside its fast 95 % interval on 56 → 70 % and 50 → 60 % of the LuGre models;
+    ``DESIGN.md`` §40). Empty when the break-away rests on data.
     """
     speeds = checks.steady_speeds(checks.cve_of(data))
     if not len(speeds) or not checks.reach(model, speeds):
