@@ -28,6 +28,7 @@ from sparsefric.uncertainty import (
     exponent_shifts,
     fast_uncertainty,
     hac_covariance,
+    hull_shift,
     inclusion_table,
     interval_table,
     model_terms,
@@ -589,3 +590,11 @@ def test_an_extrapolated_breakaway_interval_spans_the_models_rise_below_the_data
     assert "rise below the slowest steady speed" in wide.message
     truth = [prepare(paper_experiment(EXAMPLE_TRUTH, {"train": (0.03, 0.127)})["train"])]
     assert extrapolation_shifts(EXAMPLE_TRUTH, truth) == {}
+
+
+def test_bootstrap_intervals_span_their_copy_shifted_to_the_estimate():
+    """[1, 2] shifted by +0.5 → [1, 2.5]; by −1 → [0, 2]; no shift leaves it."""
+    lo, hi = hull_shift(np.array([1.0, 1.0, 1.0]), np.array([2.0, 2.0, 2.0]),
+                        np.array([0.5, -1.0, 0.0]))
+    np.testing.assert_array_equal(lo, [1.0, 0.0, 1.0])
+    np.testing.assert_array_equal(hi, [2.5, 2.0, 2.0])
