@@ -9,7 +9,7 @@ Run:  .venv/bin/python benchmarks/bench_core.py            (~10 min; the 1e6-sam
 2. ``lugre.integrate_z`` samples per second on 1e6 samples (target ≥ 5e6/s), against its plain
    Python/numpy version on a short piece;
 3. the static λ sweep (``selection.sweep``, ``static_library()``, multi-start Newton from
-   the default Ω_s starts over the data's speeds) on 50,000 simulated samples (target ≤ 2 s);
+   ``DEFAULT_OMEGA_STARTS``) on 50,000 simulated samples (target ≤ 2 s);
 4. ``sparsefric identify`` (CLI wall, report included) on data/example and on a 4-record,
    ~53k-sample joint simulated by ``sparsefric simulate``; on the same data the fit alone, the
    report alone and ``--method output-error`` (IDIM-LS start, the five default σ0 starts) in
@@ -47,8 +47,7 @@ import sparsefric.simulate.joint as simmod  # noqa: E402
 from sparsefric import lugre  # noqa: E402
 from sparsefric.data import Trajectory, load_trajectories  # noqa: E402
 from sparsefric.feature_library import static_library  # noqa: E402
-from sparsefric.identify import SparseFric  # noqa: E402
-from sparsefric.optimizers.sr3 import OMEGA_STARTS  # noqa: E402
+from sparsefric.identify import DEFAULT_OMEGA_STARTS, SparseFric  # noqa: E402
 from sparsefric.selection import sweep  # noqa: E402
 from sparsefric.signals import Signals  # noqa: E402
 from sparsefric.simulate import (  # noqa: E402
@@ -165,9 +164,11 @@ def bench_sweep(n: int = 50_000) -> dict:
         if y.size < n:
             raise RuntimeError(f"record has only {y.size} {label} samples")
         with threadpool_limits(1):
-            sweep(lib, Signals(q[:2000], qd[:2000], qdd[:2000]), y[:2000])  # compile
+            sweep(lib, Signals(q[:2000], qd[:2000], qdd[:2000]), y[:2000],
+                  omega_starts=DEFAULT_OMEGA_STARTS)  # compile
             wall, res = best_of(lambda q=q, qd=qd, qdd=qdd, y=y: sweep(
-                static_library(), Signals(q, qd, qdd), y), repeats=1)
+                static_library(), Signals(q, qd, qdd), y, omega_starts=DEFAULT_OMEGA_STARTS),
+                repeats=1)
         out[label] = {"wall": wall, "n_lambda": len(res.table),
                       "n_active": int(res.best.support.sum()), "omega": float(res.best.omega)}
     return out
@@ -444,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((f"3. static λ sweep, {w['samples']} {what} (simulated record of "
                      f"{w['record']} samples, true q, q̇, q̈)",
                      f"{r['wall']:.2f} s", "≤ 2 s", _ok(r["wall"] <= 2.0),
-                     f"{r['n_lambda']} λ × {OMEGA_STARTS} Ω_s starts, "
+                     f"{r['n_lambda']} λ × {len(DEFAULT_OMEGA_STARTS)} Ω_s starts, "
                      f"{w['n_terms']} candidates; selected {r['n_active']} terms, "
                      f"Ω_s = {r['omega']:.3g} rad/s"))
         print(rows[-1], flush=True)

@@ -236,8 +236,7 @@ def _identify_parser(sub) -> None:
     p.add_argument("--tanh-k", type=_positive, default=150.0, metavar="K",
                    help="K of model B's tanh(K q̇) [s/rad] (default: 150)")
     p.add_argument("--omega-starts", type=_positive_list, default=None, metavar="LIST",
-                   help="initial Ω_s values [rad/s], comma-separated (default: five over "
-                   "the sliding speeds of the training data)")
+                   help="initial Ω_s values [rad/s], comma-separated")
     p.add_argument("--sigma0-starts", type=_positive_list, default=None, metavar="LIST",
                    help="initial σ0 values [N·m/rad or N/m], comma-separated "
                    "(default: scaled from the step-1 break-away level)")

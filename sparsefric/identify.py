@@ -63,7 +63,7 @@ from sparsefric.options import (
     check_positive_tuple,
 )
 from sparsefric.preprocessing import Prepared, Preprocessor
-from sparsefric.recipes import resolve
+from sparsefric.recipes import DEFAULT_OMEGA_STARTS, resolve
 from sparsefric.result import IdentificationResult, LuGreStage
 from sparsefric.segments import HOLD_OUT_MAX, hold_out
 from sparsefric.selection import DEFAULT_RULE, SelectionRule
@@ -93,7 +93,7 @@ from sparsefric.uncertainty import with_uncertainty
 from sparsefric.validation import relative_error
 from sparsefric.validity import ValidityRange
 
-__all__ = ["DEFAULT_SIGMA0_STARTS", "SparseFric", "Settings",
+__all__ = ["DEFAULT_OMEGA_STARTS", "DEFAULT_SIGMA0_STARTS", "SparseFric", "Settings",
            "default_sigma0_starts", "identify"]
 
 
@@ -109,7 +109,7 @@ class Settings:
     n_viscous: int
     deltas: tuple[float, ...]
     offset: bool
-    omega_starts: tuple[float, ...] | None  #: None: over the sliding speeds of the data
+    omega_starts: tuple[float, ...]
     thresholds: np.ndarray | None
     aic_parts: int | None
     sigma0_starts: tuple[float, ...] | None
@@ -171,8 +171,7 @@ class SparseFric(RegressorMixin, BaseEstimator):
     aic_domain : {"guarded", "literal"}, optional
         AICc where m − k − 2 < 0: +∞ (sparsefric) or eq. 22 as printed (paper).
     omega_starts : tuple of float, optional
-        Multi-start values of Ω_s [rad/s]; sparsefric and "auto": five log-spaced over the
-        sliding speeds (:func:`~sparsefric.optimizers.sr3.data_omega_starts`); paper: 0.01.
+        Multi-start values of Ω_s [rad/s] (sparsefric: 0.002 … 0.2; paper: 0.01).
     sigma0_starts : tuple of float or "auto", optional
         Multi-start values of σ0 [N·m/rad or N/m]; sparsefric and "auto":
         :func:`~sparsefric.steps.iterations.default_sigma0_starts` of the step-1 g(0) (the
@@ -323,8 +322,7 @@ class SparseFric(RegressorMixin, BaseEstimator):
             library_name=check_choice("library", p["library"], LIBRARIES),
             n_viscous=check_positive("n_viscous", p["n_viscous"], integer=True),
             deltas=tuple(p["deltas"]), offset=bool(p["offset"]),
-            omega_starts=None if p["omega_starts"] is None else check_positive_tuple(
-                "omega_starts", p["omega_starts"]),
+            omega_starts=check_positive_tuple("omega_starts", p["omega_starts"]),
             thresholds=_thresholds(p["thresholds"], p["lambdas"], nu),
             aic_parts=None if p["aic_parts"] is None else check_positive(
                 "aic_parts", p["aic_parts"], integer=True, minimum=10),

@@ -16,7 +16,7 @@ lambdas            automatic             1 … 1e5, 350 among them         §2
 aic_parts          max(10, 4(p + 2))     10                              §1
 aic_data           training+validation   validation                      §15
 aic_domain         guarded               literal                         §27
-omega_starts       over the speeds       0.01 rad/s                      §42
+omega_starts       0.002 … 0.2 rad/s     0.01 rad/s                      §5
 sigma0_starts      g(0)/z_ss (scaled)    1e3, 5e3, 1e4, 5e4, 1e5         §13
 refit_rigid        True                  False (frozen after step 2.1)   §24
 inner_rule         best                  paper (eq. 18–19 applied)       §27
@@ -47,6 +47,10 @@ from sparsefric.options import (
     parse_positive_list,
 )
 
+#: Initial Ω_s [rad/s] of sparsefric's multi-start: five values like the main paper's, log-spaced
+#: over its range 0.002–0.02 widened upwards by one decade (other joints' Stribeck velocities
+#: differ).
+DEFAULT_OMEGA_STARTS = (0.002, 0.0063, 0.02, 0.063, 0.2)
 #: The paper's σ0 starts [N·m/rad] (section 7.2).
 PAPER_SIGMA0_STARTS = (1e3, 5e3, 1e4, 5e4, 1e5)
 #: λ grid of the paper recipe: half decades from 1 to 1e5, so that the paper's selected λ = 350
@@ -58,7 +62,7 @@ RECIPE_OPTIONS: dict[str, dict[str, object]] = {
     "sparsefric": {
         "refine": True, "polish": True, "sliding_window": True, "scale_columns": True,
         "lambdas": None, "aic_parts": None, "aic_data": "training+validation",
-        "aic_domain": "guarded", "omega_starts": None, "sigma0_starts": None,
+        "aic_domain": "guarded", "omega_starts": DEFAULT_OMEGA_STARTS, "sigma0_starts": None,
         "refit_rigid": True, "inner_rule": "best", "outer_stop": "sigma0+g", "tv_weight": None,
         "validation_share": 0.2, "omega_step": "newton",
     },
@@ -77,7 +81,7 @@ RECIPE_OPTIONS: dict[str, dict[str, object]] = {
 #: sigma0_starts="auto")``.
 AUTO = "auto"
 #: The options that accept :data:`AUTO`.
-AUTOMATIC = ("lambdas", "aic_parts", "omega_starts", "sigma0_starts", "tv_weight")
+AUTOMATIC = ("lambdas", "aic_parts", "sigma0_starts", "tv_weight")
 
 
 def resolve(recipe: str, params: Mapping[str, object]) -> dict[str, object]:

@@ -28,13 +28,7 @@ import pandas as pd
 
 from sparsefric.errors import SparsefricError
 from sparsefric.feature_library import FeatureLibrary
-from sparsefric.optimizers.sr3 import (
-    GramCache,
-    SR3Newton,
-    SR3Result,
-    data_omega_starts,
-    l0_weight,
-)
+from sparsefric.optimizers.sr3 import GramCache, SR3Newton, SR3Result, l0_weight
 from sparsefric.signals import Signals
 
 
@@ -168,8 +162,7 @@ def thin(x: Signals, tau: np.ndarray, max_rows: int = MAX_ROWS) -> tuple[Signals
 
 
 def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
-          validate: tuple[Signals, np.ndarray] | None = None,
-          omega_starts: tuple[float, ...] | None = None,
+          validate: tuple[Signals, np.ndarray] | None = None, omega_starts: tuple[float, ...],
           nu: float = 0.01, thresholds: np.ndarray | None = None,
           rule: SelectionRule = DEFAULT_RULE, keep_kinds: tuple[str, ...] = (),
           theta_bounds: tuple[float, float] | None = None) -> SweepResult:
@@ -184,9 +177,8 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
         Training samples; ``tau`` their torque [N·m].
     validate : (Signals, ndarray), optional
         Validation samples and torque; without them the training data are scored.
-    omega_starts : tuple of float, optional
-        Initial Ω_s [rad/s] of the multi-start; default
-        :func:`~sparsefric.optimizers.sr3.data_omega_starts` of the training velocities.
+    omega_starts : tuple of float
+        Initial Ω_s [rad/s] of the multi-start.
     nu : float
         SR3 relaxation.
     thresholds : ndarray, optional
@@ -213,7 +205,7 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
     if len(tau_val) < 5 * m:
         raise SparsefricError(f"the {source} data have only {len(tau_val)} usable samples; "
                               f"AICc with {m} parts needs at least {5 * m}")
-    starts = [float(np.log(w)) for w in omega_starts or data_omega_starts(train.qd)]
+    starts = [float(np.log(w)) for w in omega_starts]
     path: list[tuple[float, SR3Result]] = []
     previous: float | None = None
     res: SR3Result | None = None

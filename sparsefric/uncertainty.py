@@ -65,7 +65,6 @@ from sparsefric.data import Trajectory
 from sparsefric.diagnostics import Finding
 from sparsefric.differentiation import sample_average
 from sparsefric.model import JointModel, StaticBand, Uncertainty, units
-from sparsefric.optimizers.sr3 import data_omega_starts
 from sparsefric.preprocessing import Prepared, Preprocessor
 from sparsefric.selection import EXPONENT, SweepResult
 from sparsefric.steps import checks
@@ -1259,10 +1258,8 @@ def bootstrap_uncertainty(result, train: Sequence[Trajectory],  # noqa: PLR0913
     whole = tuple([(i, int(e[k]), int(e[k + 1])) for i, e in enumerate(role)
                    for k in range(len(e) - 1)] for role in pieces)
     tasks = [whole, *resample_tasks(pieces, block, resamples, seed)]
-    sliding = data[0].subset(data[0].sliding_mask(result.window))[0]
-    starts = settings.omega_starts or data_omega_starts(sliding.qd)  # the first fit's
-    warm = warm_settings(replace(settings, omega_starts=starts), result.lugre_model or model,
-                         result.static_model, result.window * float(np.mean(data[0].span)))
+    warm = warm_settings(settings, result.lugre_model or model, result.static_model,
+                         result.window * float(np.mean(data[0].span)))
     state = {"settings": warm, "target": target,
              "train": Records.of(data[:1]), "train_names": data[0].names,
              "validate": Records.of(data[1:]) if validate else None,

@@ -12,7 +12,7 @@ from sparsefric.feature_library import static_library
 from sparsefric.identify import SparseFric
 from sparsefric.lugre import FrictionParams
 from sparsefric.optimizers.sr3 import GramCache
-from sparsefric.recipes import PAPER_LAMBDAS, PAPER_SIGMA0_STARTS, resolve
+from sparsefric.recipes import DEFAULT_OMEGA_STARTS, PAPER_LAMBDAS, PAPER_SIGMA0_STARTS, resolve
 from sparsefric.selection import SelectionRule, aicc, sweep
 from sparsefric.signals import Signals
 from sparsefric.steps.iterations import FrictionData, inner_loop, predicted_friction
@@ -41,7 +41,7 @@ def test_default_recipe_keeps_sparsefric_defaults():
     assert s.recipe == "sparsefric" and s.refine and s.sliding_window
     assert s.rule == SelectionRule(parts=None, literal=False, scaled=True, omega_step="newton")
     assert s.aic_data == "training+validation" and s.thresholds is None
-    assert s.omega_starts is None and s.sigma0_starts is None  # both from the data
+    assert s.omega_starts == DEFAULT_OMEGA_STARTS and s.sigma0_starts is None
     it = s.iterations
     assert it.polish and it.refit_rigid and it.inner_rule == "best" and it.g_tol == 3e-3
     assert s.preprocessor.tv_weight is None
@@ -222,7 +222,7 @@ def test_command_line_recipe_and_switches_reach_the_estimator():
     assert s.preprocessor.tv_weight == 30.0 and not s.rule.literal
     assert s.thresholds == pytest.approx(np.sqrt(2 * 0.01 * np.array([10.0, 350.0])))
     default = _cli_settings()
-    assert default.recipe == "sparsefric" and default.omega_starts is None
+    assert default.recipe == "sparsefric" and default.omega_starts == DEFAULT_OMEGA_STARTS
     assert default.refine and default.iterations.polish
     assert not _cli_settings("--no-polish", "--no-refine").iterations.polish
 

@@ -537,31 +537,6 @@ def data_theta_bounds(qd: np.ndarray) -> tuple[float, float]:
     return (float(np.log(np.quantile(moving, 0.01) / 10)), float(np.log(10 * moving.max())))
 
 
-#: Ω_s starts span the sliding speeds from this fraction of the slowest (1st percentile) to this
-#: fraction of the fastest; so many of them.
-START_SPAN = 1 / 3
-OMEGA_STARTS = 5
-
-
-def data_omega_starts(qd: np.ndarray, n: int = OMEGA_STARTS) -> tuple[float, ...]:
-    """``n`` starting values of Ω_s [rad/s], log-spaced from 1/3 of the slowest sliding speeds
-    (1st percentile of |q̇| > 0) to 1/3 of the fastest.
-
-    A Stribeck column e^{−|q̇/Ω_s|^δ} tells speeds apart only for Ω_s among the recorded speeds,
-    so that is where the multi-start must look. The fixed starts 0.002 … 0.2 rad/s (tuned on
-    data/example, whose Ω_s is 0.08) never reached the Stribeck velocities above 0.2 rad/s:
-    on the zoo, joints with Ω_s ≥ 0.2 rad/s had their static curve within 3 % on 6 of 17
-    (``DESIGN.md`` §42). On data/example the span 0.005 … 0.7 rad/s holds the old grid's
-    spacing.
-    """
-    speed = np.abs(np.asarray(qd, dtype=float))
-    moving = speed[speed > 0]
-    if moving.size == 0:
-        return (1.0,)
-    lo, hi = START_SPAN * np.quantile(moving, 0.01), START_SPAN * moving.max()
-    return tuple(float(w) for w in np.geomspace(lo, max(hi, lo), n))
-
-
 def lsq_on_support(cache: GramCache, support: np.ndarray, theta: float) -> np.ndarray:
     """Unbiased least-squares coefficients [physical units] on the active columns.
 

@@ -152,15 +152,13 @@ def refit(library: FeatureLibrary, support: np.ndarray, x: Signals, tau: np.ndar
 
 
 def fit_static(prep: Prepared, val: Prepared | None, library: FeatureLibrary, *,
-               omega_starts: tuple[float, ...] | None, nu: float,
-               thresholds: np.ndarray | None,
+               omega_starts: tuple[float, ...], nu: float, thresholds: np.ndarray | None,
                rule: SelectionRule = DEFAULT_RULE, sliding_window: bool = True,
                aic_data: str = "training+validation") -> StaticFit:
     """Step 1 on the training set ``prep`` (``val`` joins the AICc scoring).
 
     ``sliding_window=False`` fits every moving sample (window 0, the paper); ``aic_data`` is
-    ``"validation"`` to score AICc on the validation samples alone (the paper); ``omega_starts``
-    None: over the sliding samples' speeds (:func:`~sparsefric.selection.sweep`).
+    ``"validation"`` to score AICc on the validation samples alone (the paper).
     """
     rigid = [t.kind in RIGID_KINDS for t in library.terms()]
     window = choose_window(prep, library.select(rigid).evaluate(prep.signals, 0.0)[0]) \
