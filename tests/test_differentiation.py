@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -430,13 +427,3 @@ def test_sample_average_is_what_the_second_difference_of_positions_does_to_the_a
     np.testing.assert_array_equal(two, np.r_[np.zeros(5), np.ones(5)])
     columns = sample_average(np.column_stack([qdd, 2 * qdd]), [(0, n)])
     np.testing.assert_allclose(columns[:, 1], 2 * averaged)
-
-
-def test_differentiation_does_not_load_scipy_special_at_import():
-    """``predict`` and ``identify`` import the TV differentiation at start-up; scipy.special
-    alone took 0.1 s of it, for one normal quantile."""
-    code = ("import sys, sparsefric.differentiation, sparsefric.model; "
-            "print('scipy.special' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                          text=True)
-    assert done.stdout.strip() == "False"
