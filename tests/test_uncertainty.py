@@ -46,6 +46,7 @@ from sparsefric.uncertainty import (
     torque_jacobian,
     uncertainty_findings,
     widen,
+    with_fast,
     with_parameters,
 )
 from sparsefric.validity import OutsideValidityWarning
@@ -598,3 +599,25 @@ def test_bootstrap_intervals_span_their_copy_shifted_to_the_estimate():
                         np.array([0.5, -1.0, 0.0]))
     np.testing.assert_array_equal(lo, [1.0, 0.0, 1.0])
     np.testing.assert_array_equal(hi, [2.5, 2.0, 2.0])
+
+
+def test_bootstrap_intervals_take_the_hull_with_the_fast_ones():
+    """Rows of both tables and the band pointwise become the hull; a row only the bootstrap
+    has, or a NaN end, keeps the other's value."""
+    def unc(method, names, lower, upper, band_lo, band_hi):
+        table = pd.DataFrame({"name": names, "estimate": 1.0, "lower": lower, "upper": upper})
+        v = np.array([0.1, 1.0])
+        return ParameterUncertainty(method, 0.95, table, v, np.ones(2), np.array(band_lo),
+                                    np.array(band_hi))
+    boot = unc("bootstrap", ["inertia", "coulomb", "stribeck:1.5"], [0.9, np.nan, 0.5],
+               [1.1, 1.2, 1.5], [0.8, 0.9], [1.2, 1.1])
+    fast = unc("fast", ["inertia", "coulomb"], [0.95, 0.7], [1.3, 1.1], [0.9, 0.7], [1.1, 1.4])
+    both = with_fast(boot, fast)
+    rows = both.table.set_index("name")
+    assert both.method == "bootstrap"
+    assert tuple(rows.loc["inertia", ["lower", "upper"]]) == (0.9, 1.3)
+    assert tuple(rows.loc["coulomb", ["lower", "upper"]]) == (0.7, 1.2)
+    assert tuple(rows.loc["stribeck:1.5", ["lower", "upper"]]) == (0.5, 1.5)
+    np.testing.assert_array_equal(both.static_lower, [0.8, 0.7])
+    np.testing.assert_array_equal(both.static_upper, [1.2, 1.4])
+    assert boot.table.loc[0, "upper"] == 1.1  # the input is left alone
