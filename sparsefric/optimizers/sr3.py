@@ -164,7 +164,8 @@ def sr3_gram(G: np.ndarray, b: np.ndarray, threshold: float, nu: float,
 class _SupportPart:
     """A support's columns in :meth:`GramCache.normal_equations`: the θ-independent (fixed)
     ones among the library's and the θ-dependent ones, where the fixed ones sit within the
-    support, the four blocks of Θ_SᵀΘ_S as index tuples, and the fixed block itself."""
+    support, the four blocks of Θ_SᵀΘ_S as index tuples, the fixed block itself and the fixed
+    columns Θ_F (n, p_F) of the support."""
 
     fixed: np.ndarray
     nl: np.ndarray
@@ -175,6 +176,7 @@ class _SupportPart:
     nn: tuple
     G_fixed: np.ndarray
     b_fixed: np.ndarray
+    F_fixed: np.ndarray
 
 
 class GramCache:
@@ -236,7 +238,7 @@ class GramCache:
         b[part.at_fixed] = part.b_fixed
         if part.nl.any():
             S = self.sub_library(part.nl).evaluate(self.signals, theta)[0]
-            cross = S.T @ self.fixed_columns[:, part.fixed]
+            cross = S.T @ part.F_fixed
             G[part.nf] = cross
             G[part.fn] = cross.T
             G[part.nn] = S.T @ S
@@ -254,7 +256,7 @@ class GramCache:
             self._parts[key] = _SupportPart(
                 fixed, support & self.nonlinear, at, np.ix_(at, at), np.ix_(~at, at),
                 np.ix_(at, ~at), np.ix_(~at, ~at), self._fixed_block[0][np.ix_(fixed, fixed)],
-                self._fixed_block[1][fixed])
+                self._fixed_block[1][fixed], self.fixed_columns[:, fixed])
         return self._parts[key]
 
     def fixed_residual(self, coef: np.ndarray) -> np.ndarray:
