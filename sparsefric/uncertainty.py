@@ -809,6 +809,15 @@ def extrapolation_shifts(model: JointModel, data: Sequence[Prepared]) -> dict[st
     return {"breakaway": d, "g0": d}
 
 
+def result_fast(result, data: Sequence[Prepared], level: float,
+                **options) -> ParameterUncertainty:
+    """:func:`fast_uncertainty` of ``result.model`` on its prepared ``data``, with the shifts
+    of the Stribeck exponents the sweep that chose its terms supports (:func:`exponent_shifts`
+    of :func:`structure_sweep`)."""
+    return fast_uncertainty(result.model, data, level=level,
+                            shifts=exponent_shifts(structure_sweep(result), level), **options)
+
+
 def structure_sweep(result) -> SweepResult:
     """The sweep that chose ``result.model``'s friction terms: the last accepted refinement
     round's for a refined LuGre model, else step 1's."""
@@ -1272,9 +1281,7 @@ def bootstrap_uncertainty(result, train: Sequence[Trajectory],  # noqa: PLR0913
     outcomes = _execute([(t[0], t[1] if validate else []) for t in tasks], state,
                         workers or default_workers(), progress)
     boot = _summary(model, target, outcomes[0], outcomes[1:], level, result.library.terms())
-    return with_fast(boot, fast_uncertainty(model, data, level=level, velocity=target.velocity,
-                                            shifts=exponent_shifts(structure_sweep(result),
-                                                                   level)))
+    return with_fast(boot, result_fast(result, data, level, velocity=target.velocity))
 
 
 def with_fast(boot: ParameterUncertainty, fast: ParameterUncertainty) -> ParameterUncertainty:
@@ -1427,8 +1434,7 @@ def estimate_uncertainty(result, train: Sequence[Trajectory],
         return None
     if method == "fast":
         data = [result.prepare(train)] + ([result.prepare(validate)] if validate else [])
-        return fast_uncertainty(result.model, data, level=level, shifts=exponent_shifts(
-            structure_sweep(result), level), **options)
+        return result_fast(result, data, level, **options)
     if method == "bootstrap":
         if settings is None:
             raise ValueError("the bootstrap reruns the identification: pass its settings")

@@ -162,12 +162,10 @@ def sr3_gram(G: np.ndarray, b: np.ndarray, threshold: float, nu: float,
 
 @dataclass(frozen=True)
 class _SupportPart:
-    """A support's columns in :meth:`GramCache.normal_equations`: the θ-independent (fixed)
-    ones among the library's and the θ-dependent ones, where the fixed ones sit within the
-    support, the four blocks of Θ_SᵀΘ_S as index tuples, the fixed block itself and the fixed
-    columns Θ_F (n, p_F) of the support."""
+    """A support's columns in :meth:`GramCache.normal_equations`: the θ-dependent ones, where
+    the θ-independent (fixed) ones sit within the support, the four blocks of Θ_SᵀΘ_S as index
+    tuples, the fixed block itself and the fixed columns Θ_F (n, p_F) of the support."""
 
-    fixed: np.ndarray
     nl: np.ndarray
     at_fixed: np.ndarray
     ff: tuple
@@ -254,7 +252,7 @@ class GramCache:
             fixed = support[~self.nonlinear]
             at = (~self.nonlinear)[support]  # positions of fixed columns within the support
             self._parts[key] = _SupportPart(
-                fixed, support & self.nonlinear, at, np.ix_(at, at), np.ix_(~at, at),
+                support & self.nonlinear, at, np.ix_(at, at), np.ix_(~at, at),
                 np.ix_(at, ~at), np.ix_(~at, ~at), self._fixed_block[0][np.ix_(fixed, fixed)],
                 self._fixed_block[1][fixed], self.fixed_columns[:, fixed])
         return self._parts[key]
