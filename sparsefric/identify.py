@@ -629,16 +629,10 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
              + checks.reach(model, checks.steady_speeds(cve)))
     if model.kind == "lugre" and fitted is not None:
         found += checks.identifiability(*fitted)
-        found += checks.resolution(model, _position_noise(prepared[0]))
+        found += checks.resolution(model, checks.median_position_noise(prepared[0]))
         found += checks.damping_resolution(model, max(h for p in prepared for h in p.dt))
         found += checks.inertia_agreement(result.static_model, model)
     result.findings += found
-
-
-def _position_noise(prep: Prepared) -> float:
-    """Median σ̂ of the position [rad] over the records (0 where the differentiation has none)."""
-    values = [p.get("noise_std", 0.0) for p in prep.params]
-    return float(np.median(values)) if values else 0.0
 
 
 def _data_findings(prep: Prepared, library: FeatureLibrary, axis: str) -> list[Finding]:

@@ -78,6 +78,8 @@ class Uncertainty:
     intervals : dict of str to (float, float)
         (lo, hi) of a parameter, in its unit: one of :data:`INTERVAL_NAMES`, ``stribeck:<δ>``
         (amplitude [N·m] of the term with that δ) or ``viscous:<p>`` (c_p [N·m·(s/rad)^p]).
+        An end the data do not bound is ∓∞ (``null`` in the file: σ0 and σ1 where the
+        pre-sliding deflection is below the position resolution).
     resamples : int, optional
         Number of bootstrap resamples (bootstrap only).
     inclusion : dict of str to float
@@ -99,7 +101,8 @@ class Uncertainty:
         out: dict[str, Any] = {"method": self.method, "level": self.level}
         if self.resamples is not None:
             out["resamples"] = self.resamples
-        out["intervals"] = {k: list(v) for k, v in self.intervals.items()}
+        out["intervals"] = {k: [x if math.isfinite(x) else None for x in v]
+                            for k, v in self.intervals.items()}
         if self.inclusion:
             out["inclusion"] = dict(self.inclusion)
         if self.static_curve is not None:
@@ -447,6 +450,19 @@ def _pair(obj: dict, key: str, where: str, *, nonneg: bool = False) -> tuple[flo
     return lo_hi
 
 
+def _interval(obj: dict, key: str, where: str) -> tuple[float, float]:
+    """An interval [lo, hi] with lo ≤ hi; ``null`` for an open end (lo = −∞, hi = +∞)."""
+    pair = _section(obj, key, where, list)
+    if len(pair) != 2:
+        raise ModelFileError(f"{where}: key '{key}' must be [lo, hi], got {_short(pair)}")
+    lo, hi = (sign * math.inf if v is None else _value(v, f"key '{key}' item {i}", where)
+              for i, (v, sign) in enumerate(zip(pair, (-1, 1), strict=True)))
+    if lo > hi:
+        raise ModelFileError(f"{where}: key '{key}' must be [lo, hi] with lo ≤ hi, "
+                             f"got {_short(pair)}")
+    return lo, hi
+
+
 def _known_keys(obj: dict, allowed: tuple[str, ...], where: str) -> None:
     """Refuse a key of a format-2 section that the format does not define (a misspelling)."""
     for key in obj:
@@ -567,7 +583,8 @@ def _parse_uncertainty(data: dict, where: str) -> Uncertainty | None:
     if any(f > 1 for f in frequency.values()):
         raise ModelFileError(f"{at}.inclusion: frequencies must lie in [0, 1]")
     return Uncertainty(method=method, level=level, resamples=resamples,
-                       intervals={k: _pair(intervals, k, f"{at}.intervals") for k in intervals},
+                       intervals={k: _interval(intervals, k, f"{at}.intervals")
+                                  for k in intervals},
                        inclusion=frequency, static_curve=_parse_band(section, at))
 
 

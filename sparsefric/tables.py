@@ -23,11 +23,14 @@ NOTEBOOK_STYLE = (
 
 
 def fmt(value: Any, digits: int = 5) -> str:
-    """A table cell as text: floats with ``digits`` significant digits, NaN and ±inf empty."""
+    """A table cell as text: floats with ``digits`` significant digits, ±inf as ±∞ (an open
+    interval end), NaN empty."""
     if isinstance(value, bool | np.bool_):
         return "yes" if value else ""
     if isinstance(value, float | np.floating):
-        return "" if not math.isfinite(value) else f"{value:.{digits}g}"
+        if math.isinf(value):
+            return "∞" if value > 0 else "−∞"
+        return "" if math.isnan(value) else f"{value:.{digits}g}"
     return str(value)
 
 

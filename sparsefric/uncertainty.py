@@ -24,9 +24,10 @@ to_dict` is the ``uncertainty`` section of ``model.json``):
     covariance is that of the prediction-error optimum θ* with the selected structure fixed;
     the pipeline's estimate θ̂ lies a Gauss–Newton step away from it (its iterations stop at a
     tolerance and fit subsets of the samples), and every interval reaches from θ̂ to θ* before
-    adding ± c·sd. **The uncertainty of the structure selection (which viscous powers and
-    Stribeck exponents, δ itself) is not included**, nor biases of the preprocessing. Cost: ≈ 15
-    evaluations of the friction along the data, ≈ 0.3 s of CPU for 51 000 samples.
+    adding ± c·sd. The structures the selection's own sweep supports about as well (Akaike
+    confidence set) widen f_c and the break-away (:func:`structure_shifts`); **the rest of the
+    structure selection's uncertainty is not included**, nor biases of the preprocessing.
+    Cost: ≈ 15 evaluations of the friction along the data, ≈ 0.3 s of CPU for 51 000 samples.
 
 ``bootstrap`` (:func:`bootstrap_uncertainty`)
     A moving-block bootstrap of the prepared records: each training and validation record is cut
@@ -67,7 +68,7 @@ from sparsefric.diagnostics import Finding
 from sparsefric.differentiation import sample_average
 from sparsefric.model import JointModel, StaticBand, Uncertainty, units
 from sparsefric.preprocessing import Prepared, Preprocessor
-from sparsefric.selection import EXPONENT, SweepResult
+from sparsefric.selection import SweepResult
 from sparsefric.steps import checks
 from sparsefric.validity import ValidityRange
 
@@ -99,6 +100,7 @@ __all__ = [
     "model_terms",
     "model_torque",
     "newey_west",
+    "open_unresolved",
     "optimum_step",
     "parameter_names",
     "parameter_values",
@@ -109,6 +111,7 @@ __all__ = [
     "resample_tasks",
     "residual_correlation",
     "static_velocity_grid",
+    "structure_shifts",
     "torque_jacobian",
     "uncertainty_findings",
     "validity_range",
@@ -148,10 +151,12 @@ class ParameterUncertainty:
         (``parameter`` or ``derived``), ``unit``, ``estimate``, ``std``, ``lower``, ``upper``
         (in the unit); fast only: ``gap`` and ``denoised_gap``, the prediction-error optimum
         of the measured and of the denoised torque minus the estimate (:func:`optimum_step`)
-        [unit], ``exponent_shift``, the largest move of the estimate under other Stribeck
-        exponents the data support (:func:`exponent_shifts`) [unit], and
+        [unit], ``structure_shift``, the largest move of the estimate under other structures
+        the data support (:func:`structure_shifts`) [unit], and
         ``extrapolation_shift``, the model's rise of an extrapolated break-away below the
-        slowest steady speed (:func:`extrapolation_shifts`) [unit].
+        slowest steady speed (:func:`extrapolation_shifts`) [unit]; ``unresolved`` (fast, and
+        bootstrap from its hull with the fast intervals): σ0 and σ1 rows opened because the
+        pre-sliding deflection is below the position resolution (:func:`open_unresolved`).
     velocity : ndarray
         Velocities q̇ [rad/s | m/s] of the static-curve band.
     static_estimate, static_lower, static_upper : ndarray
@@ -199,9 +204,10 @@ class ParameterUncertainty:
         return float(row.lower.iloc[0]), float(row.upper.iloc[0])
 
     def to_model(self) -> Uncertainty:
-        """The model file's :class:`~sparsefric.model.Uncertainty` (non-finite intervals and
-        band points are left out)."""
-        rows = self.table[np.isfinite(self.table.lower) & np.isfinite(self.table.upper)]
+        """The model file's :class:`~sparsefric.model.Uncertainty` (intervals with a NaN end
+        and non-finite band points are left out; an infinite end stays, open)."""
+        rows = self.table[self.table.lower.notna() & self.table.upper.notna()
+                          & (self.table.lower < np.inf) & (self.table.upper > -np.inf)]
         intervals = {str(n): (float(lo), float(max(lo, hi)))
                      for n, lo, hi in zip(rows.name, rows.lower, rows.upper, strict=True)}
         ok = np.isfinite(self.static_lower) & np.isfinite(self.static_upper)
@@ -713,11 +719,13 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     estimate.
 
     ``shifts`` [N·m] move named rows' intervals by how far other structures the data
-    support about equally put them (:func:`exponent_shifts`: the Stribeck exponents of the
-    chosen model size within the Akaike confidence set): each interval becomes the hull of
-    itself and its copies shifted by them (the ``exponent_shift`` column, the largest |shift|).
+    support about equally put them (:func:`structure_shifts`: the models of the selection's
+    sweep within the Akaike confidence set): each interval becomes the hull of itself and its
+    copies shifted by them (the ``structure_shift`` column, the largest |shift|).
     An extrapolated break-away and g(0) are widened by ± the model's rise below the slowest
-    steady speed (:func:`extrapolation_shifts`, the ``extrapolation_shift`` column).
+    steady speed (:func:`extrapolation_shifts`, the ``extrapolation_shift`` column). Where the
+    pre-sliding deflection is below the position resolution, σ0's and σ1's intervals are open
+    above (:func:`open_unresolved`, the ``unresolved`` column).
 
     **Not included**: the rest of the structure selection's uncertainty (which terms) — use
     :func:`bootstrap_uncertainty` for that — and biases of the model class. About 20
@@ -743,7 +751,7 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     -------
     ParameterUncertainty
         ``method`` = ``"fast"``; ``table`` has ``gap`` and ``denoised_gap`` columns (θ*_m − θ̂,
-        θ*_d − θ̂ [unit]), ``exponent_shift`` and ``extrapolation_shift``; with the
+        θ*_d − θ̂ [unit]), ``structure_shift``, ``extrapolation_shift`` and ``unresolved``; with the
         covariance, the lag windows and the critical value.
     """
     base = model.with_(validity=None, uncertainty=None)
@@ -770,12 +778,13 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
                          "denoised_gap": optima[1, :k] - derived[:k]})
     table = widen(widen(pd.concat([params, rows], ignore_index=True), shifts or {}),
                   extrapolation_shifts(base, data), "extrapolation_shift")
+    table = open_unresolved(table, base, checks.median_position_noise(data[0]))
     return ParameterUncertainty("fast", level, table, grid, derived[k:], lower[k:], upper[k:],
                                 lags=lags, covariance=cov, critical=c)
 
 
 def widen(table: pd.DataFrame, shifts: Mapping[str, np.ndarray],
-          column: str = "exponent_shift") -> pd.DataFrame:
+          column: str = "structure_shift") -> pd.DataFrame:
     """``table`` with the interval of each row named in ``shifts`` stretched to the hull of
     itself and its copies moved by each shift, and the largest |shift| in ``column`` (0 where
     none)."""
@@ -786,6 +795,30 @@ def widen(table: pd.DataFrame, shifts: Mapping[str, np.ndarray],
             out.loc[at, "lower"] += min(0.0, float(np.min(d)))
             out.loc[at, "upper"] += max(0.0, float(np.max(d)))
             out.loc[at, column] = float(np.max(np.abs(d)))
+    return out
+
+
+def open_unresolved(table: pd.DataFrame, model: JointModel, noise: float) -> pd.DataFrame:
+    """``table`` with σ0's interval open above and σ1's open above (and reaching 0 below) where
+    the pre-sliding deflection g(0)/σ0 is below
+    :data:`~sparsefric.steps.checks.MIN_DEFLECTION_STEPS` position-noise steps σ̂√12 [rad]
+    (``noise`` = σ̂; :func:`sparsefric.steps.checks.resolution` warns of it); column
+    ``unresolved``.
+
+    A stiffer bristle deflects less, and below the encoder's rounding every stiffer one moves
+    the joint alike: the data bound σ0 from below only, and the damping of a resonance they do
+    not show not at all. The linearisation does not know it: on the zoo's LuGre models with
+    that warning (three seeds, 28 of 111) the finite intervals held the true σ0 on 8 and σ1 on
+    14, the estimates 57–99 % low (``DESIGN.md`` §43).
+    """
+    out = table.assign(unresolved=False)
+    if checks.deflection_steps(model, noise) >= checks.MIN_DEFLECTION_STEPS:
+        return out
+    bristle = out["name"].isin(("sigma0", "sigma1"))
+    damping = out["name"] == "sigma1"
+    out.loc[bristle, "upper"] = np.inf
+    out.loc[damping, "lower"] = np.fmin(out.loc[damping, "lower"], 0.0)
+    out.loc[bristle, "unresolved"] = True
     return out
 
 
@@ -812,10 +845,10 @@ def extrapolation_shifts(model: JointModel, data: Sequence[Prepared]) -> dict[st
 def result_fast(result, data: Sequence[Prepared], level: float,
                 **options) -> ParameterUncertainty:
     """:func:`fast_uncertainty` of ``result.model`` on its prepared ``data``, with the shifts
-    of the Stribeck exponents the sweep that chose its terms supports (:func:`exponent_shifts`
-    of :func:`structure_sweep`)."""
+    of the structures the sweep that chose its terms supports (:func:`structure_shifts` of
+    :func:`structure_sweep`)."""
     return fast_uncertainty(result.model, data, level=level,
-                            shifts=exponent_shifts(structure_sweep(result), level), **options)
+                            shifts=structure_shifts(structure_sweep(result), level), **options)
 
 
 def structure_sweep(result) -> SweepResult:
@@ -828,32 +861,40 @@ def structure_sweep(result) -> SweepResult:
     return result.sweep
 
 
-def exponent_shifts(sweep: SweepResult, level: float = 0.95) -> dict[str, np.ndarray]:
-    r"""How far f_c and g(0) = f_c + ΣA [N·m] move between the selected model and the models of
-    its size with other Stribeck exponents that AICc does not set apart.
+def structure_shifts(sweep: SweepResult, level: float = 0.95) -> dict[str, np.ndarray]:
+    r"""How far f_c and g(0) = f_c + ΣA [N·m] move between the selected model and the other
+    models of the sweep that AICc does not set apart.
 
-    The selected row and the sweep's :data:`~sparsefric.selection.EXPONENT` rows, by
-    ascending Δ = AICc − AICc_selected, are kept until their Akaike weights
-    w ∝ e^{−Δ/2} sum to ``level`` (Burnham and Anderson's confidence set of models). The
-    exponent is a structural choice the fast intervals otherwise hold fixed: where the
-    data support several, f_c and the break-away trade off with it (zoo: f_c inside its
-    interval on 83 % of the LuGre models whose δ was right, 56 % of the others;
-    ``DESIGN.md`` §38). Keys ``coulomb``, ``breakaway``, ``g0``; empty without alternatives.
+    Every distinct model of the sweep that chose the terms — the λ path's supports, their
+    linear-viscous variants and the exchanges of Stribeck exponents
+    (:data:`~sparsefric.selection.EXPONENT`) — by ascending Δ = AICc − AICc_selected, is kept
+    until the Akaike weights w ∝ e^{−Δ/2} sum to ``level`` (Burnham and Anderson's confidence
+    set of models; a support the path holds over several λ counts once). The structure is a
+    choice the fast intervals otherwise hold fixed, and f_c and the break-away trade off with
+    it: a Stribeck term the data barely show, a viscous power, the exponent. On the zoo's 157
+    LuGre models (four seeds) f_c was inside its interval on 58 % with the exponent exchanges
+    alone, 71 % with every structure (median half-width 2.7 → 4.1 %); the break-away on 68 →
+    73 % (6.9 → 9.0 %; ``DESIGN.md`` §38, §44). Keys ``coulomb``, ``breakaway``, ``g0``; empty
+    without alternatives.
     """
-    t = sweep.table
-    rows = np.flatnonzero(((t["variant"] == EXPONENT) | t["selected"]).to_numpy())
     kinds = np.asarray(sweep.kinds)
-    if len(rows) < 2 or not len(kinds):
+    aicc = sweep.table["aicc"].to_numpy(float)
+    coef = np.array([r.coef for r in sweep.results])
+    if not len(kinds) or not len(coef):
         return {}
-    delta = t["aicc"].to_numpy(float)[rows] - float(t["aicc"].iloc[sweep.selected])
+    _, first = np.unique(coef, axis=0, return_index=True)
+    rows = np.sort(first[np.isfinite(aicc[first])])
+    if len(rows) < 2:
+        return {}
+    delta = aicc[rows] - aicc[sweep.selected]
     order = np.argsort(delta)
     weight = np.exp(-0.5 * (delta[order] - delta[order][0]))
     n = int(np.searchsorted(np.cumsum(weight) / weight.sum(), level)) + 1
-    coef = np.array([sweep.results[i].coef for i in rows[order[:n]]])
-    base = sweep.results[sweep.selected].coef
+    kept = coef[rows[order[:n]]]
+    base = coef[sweep.selected]
     coulomb, dry = kinds == "coulomb", np.isin(kinds, ("coulomb", "stribeck"))
-    fc = coef[:, coulomb].sum(axis=1) - base[coulomb].sum()
-    g0 = coef[:, dry].sum(axis=1) - base[dry].sum()
+    fc = kept[:, coulomb].sum(axis=1) - base[coulomb].sum()
+    g0 = kept[:, dry].sum(axis=1) - base[dry].sum()
     return {"coulomb": fc, "breakaway": g0, "g0": g0}
 
 
@@ -1290,10 +1331,10 @@ def with_fast(boot: ParameterUncertainty, fast: ParameterUncertainty) -> Paramet
 
     The resamples spread the structure selection but share the first fit's derivatives and
     torque smoothing; the fast method brackets what those move (its two optima) and the
-    exponents the data support, not the rest of the selection. Each misses what the other
-    holds: on 28 fixed-seed zoo joints the bootstrap alone held I, f_c, the break-away, σ0, σ1
-    on 23, 23, 21, 14, 13, the fast method on 27, 16, 21, 16, 16, the hull on 27, 25, 25, 20,
-    20 (``DESIGN.md`` §41)."""
+    structures of the selection's sweep the data support, not the rest of the selection. Each
+    misses what the other holds: on 28 fixed-seed zoo joints the bootstrap alone held I, f_c,
+    the break-away, σ0, σ1 on 23, 23, 21, 14, 13, the fast method on 27, 16, 21, 16, 16, the
+    hull on 27, 25, 25, 20, 20 (``DESIGN.md`` §41)."""
     table = boot.table.copy()
     other = fast.table.set_index("name")
     both = table["name"].isin(other.index)
@@ -1302,6 +1343,8 @@ def with_fast(boot: ParameterUncertainty, fast: ParameterUncertainty) -> Paramet
                                        other.loc[names, "lower"].to_numpy())
     table.loc[both, "upper"] = np.fmax(table.loc[both, "upper"].to_numpy(),
                                        other.loc[names, "upper"].to_numpy())
+    if "unresolved" in other:
+        table["unresolved"] = table["name"].map(other["unresolved"]).fillna(False).astype(bool)
     return replace(boot, table=table,
                    static_lower=np.fmin(boot.static_lower, fast.static_lower),
                    static_upper=np.fmax(boot.static_upper, fast.static_upper))
@@ -1517,7 +1560,9 @@ def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
 
     * ``wide_interval``: a checked parameter (:data:`CHECKED`) whose interval does not rule out
       an estimate off by more than its precision p (:data:`PRECISION`, else :data:`WIDE`) of
-      the true value: lower < θ̂/(1 + p) or upper > θ̂/(1 − p), or an interval not finite;
+      the true value: lower < θ̂/(1 + p) or upper > θ̂/(1 − p), or an interval not finite —
+      except σ0 and σ1 opened by :func:`open_unresolved`, which the identification's
+      ``presliding_below_resolution`` warning names;
     * ``unstable_term`` (bootstrap): a term of the model kept by fewer than :data:`UNSTABLE`
       of the resamples, or a term left out kept by more;
     * ``lugre_unstable`` (bootstrap): the result is a LuGre model, but fewer than half of the
@@ -1525,7 +1570,7 @@ def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
     * ``bootstrap_failures`` (bootstrap): more than 10 % of the resamples could not be fitted.
     """
     out = [_wide(row, unc.level) for row in unc.table.itertuples()
-           if row.name in CHECKED and _too_wide(row)]
+           if row.name in CHECKED and _too_wide(row) and not getattr(row, "unresolved", False)]
     if unc.inclusion is not None:
         out += [_unstable(row) for row in unc.inclusion.itertuples()
                 if row.selected != (row.final >= UNSTABLE)]
@@ -1558,18 +1603,18 @@ def _wide(row, level: float) -> Finding:
                    f"{CHECKED[row.name]} is poorly determined by these data: {level:.0%} "
                    f"interval [{row.lower:.4g}, {row.upper:.4g}] {row.unit} around "
                    f"{row.estimate:.4g}, which allows an error above {_precision(row.name):.0%}"
-                   + _smoothing_clause(row) + _exponent_clause(row)
+                   + _smoothing_clause(row) + _structure_clause(row)
                    + _extrapolation_clause(row))
 
 
-def _exponent_clause(row) -> str:
-    """Why, where other Stribeck exponents the data support move the estimate by more than
-    the precision (fast intervals only)."""
-    shift = getattr(row, "exponent_shift", 0.0)
+def _structure_clause(row) -> str:
+    """Why, where other structures the data support move the estimate by more than the
+    precision (fast intervals only)."""
+    shift = getattr(row, "structure_shift", 0.0)
     if not (np.isfinite(shift) and shift > _precision(row.name) * abs(row.estimate)):
         return ""
-    return (f"; other Stribeck exponents that fit these data about as well move it by up to "
-            f"{shift:.3g} {row.unit}")
+    return (f"; other friction terms or Stribeck exponents that fit these data about as well "
+            f"move it by up to {shift:.3g} {row.unit}")
 
 
 def _extrapolation_clause(row) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import warnings
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from sparsefric.errors import ModelFileError, SparsefricError
 from sparsefric.model import FORMAT, JointModel, StaticBand, Uncertainty
+from sparsefric.schema import validate_model_dict
 from sparsefric.validity import OutsideValidityWarning, ValidityRange
 
 from .conftest import EXAMPLE
@@ -62,6 +64,18 @@ def test_asymptotic_intervals_have_no_resample_count(tmp_path, truth):
     assert "resamples" not in json.loads((tmp_path / "m.json").read_text())["uncertainty"]
 
 
+def test_an_open_interval_end_is_null_in_the_file(tmp_path, truth):
+    """σ0 bounded from below only (pre-sliding below the resolution): [lo, null] on disk, valid
+    by the schema, +∞ when read back."""
+    u = Uncertainty(method="asymptotic", level=0.95,
+                    intervals={"sigma0": (5e3, math.inf), "sigma1": (-2.0, math.inf)})
+    truth.with_(uncertainty=u).save(tmp_path / "m.json")
+    data = json.loads((tmp_path / "m.json").read_text())
+    assert data["uncertainty"]["intervals"] == {"sigma0": [5e3, None], "sigma1": [-2.0, None]}
+    validate_model_dict(data)
+    assert JointModel.load(tmp_path / "m.json").uncertainty == u
+
+
 @pytest.mark.parametrize("mutate, message", [
     (lambda d: d["validity"].update(velocity=[2.0, -2.0]),
      r"validity: key 'velocity' must be \[min, max\] with min ≤ max"),
@@ -79,6 +93,10 @@ def test_asymptotic_intervals_have_no_resample_count(tmp_path, truth):
      "unknown parameter 'viscous:0'"),
     (lambda d: d["uncertainty"]["intervals"].update(coulomb=[19, 17]),
      "intervals: key 'coulomb' must be"),
+    (lambda d: d["uncertainty"]["intervals"].update(coulomb=[None]),
+     r"intervals: key 'coulomb' must be \[lo, hi\]"),
+    (lambda d: d["uncertainty"]["intervals"].update(coulomb=[17, "x"]),
+     "key 'coulomb' item 1 must be a finite"),
     (lambda d: d["uncertainty"]["inclusion"].update(qd=1.5), "must lie in \\[0, 1\\]"),
     (lambda d: d["uncertainty"]["static_curve"]["lower"].pop(),
      "must have equal lengths, got 3, 2, 3"),

@@ -209,3 +209,10 @@ def test_a_prismatic_axis_has_no_gravity_in_its_notes():
     assert "a_c cos q" in _hysteresis_note("revolute")
     assert "cos q" not in _hysteresis_note("prismatic") and "I q̈ + o" in _hysteresis_note(
         "prismatic")
+
+
+def test_table_cells_show_an_open_interval_end_and_leave_nan_empty():
+    from sparsefric.tables import fmt
+
+    assert (fmt(np.inf), fmt(-np.inf), fmt(np.nan), fmt(1.23456789)) == ("∞", "−∞", "", "1.2346")
+    assert fmt(np.float64(2.5e-7), digits=2) == "2.5e-07"

@@ -25,7 +25,6 @@ from sparsefric.uncertainty import (
     bootstrap_uncertainty,
     correlation_time,
     draw_blocks,
-    exponent_shifts,
     fast_uncertainty,
     hac_covariance,
     hull_shift,
@@ -43,6 +42,7 @@ from sparsefric.uncertainty import (
     record_pieces,
     resample_tasks,
     static_velocity_grid,
+    structure_shifts,
     torque_jacobian,
     uncertainty_findings,
     widen,
@@ -526,8 +526,8 @@ def test_a_wide_inertia_interval_says_when_the_torque_smoothing_moves_it():
     assert "smoothing" not in found[1].message
 
 
-def _exponent_sweep(aicc: list[float], coulomb: list[float], amplitude: list[float]):
-    """A sweep whose row 0 is the selected model, the others its exponent exchanges."""
+def _sweep(aicc: list[float], coulomb: list[float], amplitude: list[float]):
+    """A sweep whose row 0 is the selected model (the others: path models, variants)."""
     from sparsefric.optimizers.sr3 import SR3Result
     from sparsefric.selection import EXPONENT, SweepResult
 
@@ -540,32 +540,39 @@ def _exponent_sweep(aicc: list[float], coulomb: list[float], amplitude: list[flo
                        ("viscous", "coulomb", "stribeck", "stribeck"))
 
 
-def test_exponent_shifts_span_the_akaike_confidence_set_of_exponents():
+def test_structure_shifts_span_the_akaike_confidence_set_of_the_sweep():
     """Δ AICc 0, 0.5, 1, 10: weights 1, 0.78, 0.61, 0.007 — the first three hold 99.7 % > 95 %,
-    the fourth is left out; shifts are f_c and f_c + ΣA minus the selected model's."""
-    sweep = _exponent_sweep([100.0, 100.5, 101.0, 110.0], [10.0, 9.0, 10.5, 5.0],
-                            [4.0, 6.0, 3.0, 20.0])
-    shifts = exponent_shifts(sweep, 0.95)
+    the fourth is left out; shifts are f_c and f_c + ΣA minus the selected model's. A model
+    the λ path holds at several thresholds counts once (row 4 repeats row 1: with it counted
+    twice, rows 0, 1 and 4 would hold 95 % without row 2); a row whose AICc is undefined is
+    left out."""
+    sweep = _sweep([100.0, 100.5, 101.0, 110.0], [10.0, 9.0, 10.5, 5.0], [4.0, 6.0, 3.0, 20.0])
+    shifts = structure_shifts(sweep, 0.95)
     np.testing.assert_allclose(np.sort(shifts["coulomb"]), [-1.0, 0.0, 0.5])
     np.testing.assert_allclose(np.sort(shifts["breakaway"]), [-0.5, 0.0, 1.0])
-    assert exponent_shifts(_exponent_sweep([100.0], [10.0], [4.0])) == {}
+    repeated = _sweep([100.0, 100.5, 101.0, 110.0, 100.5, np.inf],
+                      [10.0, 9.0, 10.5, 5.0, 9.0, 1.0], [4.0, 6.0, 3.0, 20.0, 6.0, 1.0])
+    np.testing.assert_allclose(np.sort(structure_shifts(repeated, 0.95)["coulomb"]),
+                               [-1.0, 0.0, 0.5])
+    assert structure_shifts(_sweep([100.0], [10.0], [4.0])) == {}
     table = pd.DataFrame({"name": ["coulomb", "breakaway", "inertia"], "estimate": 1.0,
                           "lower": [9.5, 13.5, 0.9], "upper": [10.5, 14.5, 1.1]})
     wide = widen(table, shifts).set_index("name")
     assert (wide.loc["coulomb", "lower"], wide.loc["coulomb", "upper"]) == (8.5, 11.0)
     assert (wide.loc["breakaway", "lower"], wide.loc["breakaway", "upper"]) == (13.0, 15.5)
     assert (wide.loc["inertia", "lower"], wide.loc["inertia", "upper"]) == (0.9, 1.1)
-    assert wide.loc["coulomb", "exponent_shift"] == 1.0
+    assert wide.loc["coulomb", "structure_shift"] == 1.0
 
 
-def test_a_wide_coulomb_interval_says_when_other_exponents_move_it():
+def test_a_wide_coulomb_interval_says_when_other_structures_move_it():
     table = pd.DataFrame({"name": ["coulomb"], "kind": "parameter", "unit": "N·m",
                           "estimate": 10.0, "std": 0.0, "lower": 2.0, "upper": 16.0,
-                          "gap": 0.0, "denoised_gap": 0.0, "exponent_shift": 6.0})
+                          "gap": 0.0, "denoised_gap": 0.0, "structure_shift": 6.0})
     empty = np.zeros(0)
     (found,) = uncertainty_findings(ParameterUncertainty("fast", 0.95, table, empty, empty,
                                                          empty, empty))
-    assert "other Stribeck exponents" in found.message and "up to 6 N·m" in found.message
+    assert "other friction terms or Stribeck exponents" in found.message
+    assert "up to 6 N·m" in found.message
 
 
 def test_an_extrapolated_breakaway_interval_spans_the_models_rise_below_the_data():
@@ -591,6 +598,37 @@ def test_an_extrapolated_breakaway_interval_spans_the_models_rise_below_the_data
     assert "rise below the slowest steady speed" in wide.message
     truth = [prepare(paper_experiment(EXAMPLE_TRUTH, {"train": (0.03, 0.127)})["train"])]
     assert extrapolation_shifts(EXAMPLE_TRUTH, truth) == {}
+
+
+def test_bristle_intervals_open_where_the_presliding_is_below_the_resolution():
+    """data/example's truth deflects g(0)/σ0 = 25/15000 = 1.7 mrad. With σ̂ = 1e-5 rad
+    (48 steps σ̂√12) the intervals stay; with σ̂ = 5e-4 rad (0.96 steps) σ0 is bounded from below
+    only and σ1 not at all — the rest is untouched, and no wide-interval warning repeats what
+    the identification's resolution warning says."""
+    from sparsefric.steps import checks
+    from sparsefric.uncertainty import open_unresolved
+
+    table = pd.DataFrame({"name": ["inertia", "sigma0", "sigma1"], "kind": "parameter",
+                          "unit": ["kg·m²", "N·m/rad", "N·m·s/rad"],
+                          "estimate": [1.5, 1.5e4, 300.0], "std": 0.0,
+                          "lower": [1.48, 1.2e4, 250.0], "upper": [1.52, 1.8e4, 350.0]})
+    assert checks.deflection_steps(EXAMPLE_TRUTH, 1e-5) == pytest.approx(48.1, rel=0.01)
+    kept = open_unresolved(table, EXAMPLE_TRUTH, 1e-5)
+    pd.testing.assert_frame_equal(kept.drop(columns="unresolved"), table)
+    assert not kept.unresolved.any()
+    opened = open_unresolved(table, EXAMPLE_TRUTH, 5e-4).set_index("name")
+    assert tuple(opened.loc["sigma0", ["lower", "upper"]]) == (1.2e4, np.inf)
+    assert tuple(opened.loc["sigma1", ["lower", "upper"]]) == (0.0, np.inf)
+    assert tuple(opened.loc["inertia", ["lower", "upper"]]) == (1.48, 1.52)
+    assert list(opened.unresolved) == [False, True, True]
+    assert checks.resolution(EXAMPLE_TRUTH, 5e-4)  # the warning that names them
+    empty = np.zeros(0)
+    unc = ParameterUncertainty("fast", 0.95, opened.reset_index(), empty, empty, empty, empty)
+    assert uncertainty_findings(unc) == []
+    model = unc.to_model()
+    assert model.intervals["sigma0"] == (1.2e4, np.inf)
+    static = EXAMPLE_TRUTH.with_(kind="static")
+    assert not open_unresolved(table, static, 5e-4).unresolved.any()
 
 
 def test_bootstrap_intervals_span_their_copy_shifted_to_the_estimate():

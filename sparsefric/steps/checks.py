@@ -27,6 +27,7 @@ import pandas as pd
 from sparsefric.diagnostics import Finding
 from sparsefric.lugre import FrictionParams, sign_function, static_curve, stribeck_g
 from sparsefric.model import JointModel, units
+from sparsefric.preprocessing import Prepared
 from sparsefric.steps.iterations import (
     FrictionData,
     IterationResult,
@@ -149,14 +150,27 @@ def _rise(run: IterationResult, data: FrictionData, name: str, factor: float) ->
     return run_error(replace(run, params=trial), data) ** 2
 
 
+def median_position_noise(prep: Prepared) -> float:
+    """Median σ̂ of the position [rad] over the records of ``prep`` (0 where the
+    differentiation has none)."""
+    values = [p.get("noise_std", 0.0) for p in prep.params]
+    return float(np.median(values)) if values else 0.0
+
+
+def deflection_steps(model: JointModel, position_noise: float) -> float:
+    """The pre-sliding deflection g(0)/σ0 in position-noise steps σ̂√12 (σ̂ =
+    ``position_noise`` [rad]; +∞ for a static model or noise-free positions)."""
+    if model.kind != "lugre" or not (position_noise > 0 and model.sigma0 > 0):
+        return float("inf")
+    return model.g0 / model.sigma0 / (position_noise * np.sqrt(12.0))
+
+
 def resolution(model: JointModel, position_noise: float) -> list[Finding]:
     """σ0 whose pre-sliding deflection g(0)/σ0 is a few position-noise steps or less."""
-    if model.kind != "lugre" or not (position_noise > 0 and model.sigma0 > 0):
-        return []
-    step = position_noise * np.sqrt(12.0)
-    steps = model.g0 / model.sigma0 / step
+    steps = deflection_steps(model, position_noise)
     if steps >= MIN_DEFLECTION_STEPS:
         return []
+    step = position_noise * np.sqrt(12.0)
     u = units(model.axis)
     return [Finding("warning", "presliding_below_resolution",
                     f"the pre-sliding deflection g(0)/σ0 = {model.g0 / model.sigma0:.3g} {u['q']} "
