@@ -24,10 +24,12 @@ to_dict` is the ``uncertainty`` section of ``model.json``):
     covariance is that of the prediction-error optimum θ* with the selected structure fixed;
     the pipeline's estimate θ̂ lies a Gauss–Newton step away from it (its iterations stop at a
     tolerance and fit subsets of the samples), and every interval reaches from θ̂ to θ* before
-    adding ± c·sd. The structures the selection's own sweep supports about as well (Akaike
-    confidence set) widen f_c and the break-away (:func:`structure_shifts`); **the rest of the
-    structure selection's uncertainty is not included**, nor biases of the preprocessing.
-    Cost: ≈ 15 evaluations of the friction along the data, ≈ 0.3 s of CPU for 51 000 samples.
+    adding ± c·sd, and to the optima of the denoised torque and of a lighter-smoothed angle
+    (what the preprocessing moves). The structures the selection's own sweep supports about as
+    well (Akaike confidence set) widen f_c and the break-away (:func:`structure_shifts`);
+    **the rest of the structure selection's uncertainty is not included**, nor biases of the
+    model class. Cost: ≈ 40 evaluations of the friction along the data and one TV solve per
+    record, 0.3 s on data/example.
 
 ``bootstrap`` (:func:`bootstrap_uncertainty`)
     A moving-block bootstrap of the prepared records: each training and validation record is cut
@@ -67,7 +69,7 @@ from sparsefric.data import Trajectory
 from sparsefric.diagnostics import Finding
 from sparsefric.differentiation import sample_average
 from sparsefric.model import JointModel, StaticBand, Uncertainty, units
-from sparsefric.preprocessing import Prepared, Preprocessor
+from sparsefric.preprocessing import Prepared, Preprocessor, prepare
 from sparsefric.selection import SweepResult
 from sparsefric.steps import checks
 from sparsefric.validity import ValidityRange
@@ -96,6 +98,7 @@ __all__ = [
     "hac_covariance",
     "hull_shift",
     "inclusion_table",
+    "lighter_smoothing",
     "interval_table",
     "model_terms",
     "model_torque",
@@ -149,10 +152,11 @@ class ParameterUncertainty:
         One row per parameter, then per derived quantity (``breakaway``, ``g0``): ``name`` (the
         file's interval name, e.g. ``inertia``, ``stribeck:1.5``, ``viscous:3``), ``kind``
         (``parameter`` or ``derived``), ``unit``, ``estimate``, ``std``, ``lower``, ``upper``
-        (in the unit); fast only: ``gap`` and ``denoised_gap``, the prediction-error optimum
-        of the measured and of the denoised torque minus the estimate (:func:`optimum_step`)
-        [unit], ``structure_shift``, the largest move of the estimate under other structures
-        the data support (:func:`structure_shifts`) [unit], and
+        (in the unit); fast only: ``gap``, ``denoised_gap`` and ``angle_gap``, the
+        prediction-error optimum of the measured torque, the denoised torque and the
+        lighter-smoothed angle minus the estimate (:func:`optimum_step`) [unit],
+        ``structure_shift``, the largest move of the estimate under other structures the data
+        support (:func:`structure_shifts`) [unit], and
         ``extrapolation_shift``, the model's rise of an extrapolated break-away below the
         slowest steady speed (:func:`extrapolation_shifts`) [unit]; ``unresolved`` (fast, and
         bootstrap from its hull with the fast intervals): σ0 and σ1 rows opened because the
@@ -669,20 +673,66 @@ def _intervals(estimate: np.ndarray, optima: np.ndarray, sd: np.ndarray, c: floa
     return estimate - reach - c * sd, estimate + reach + c * sd
 
 
+#: Columns of the fast table: each optimum of :func:`fast_uncertainty` minus the estimate, in
+#: the order of its ``steps`` (measured torque, denoised torque, lighter-smoothed angle).
+GAPS = ("gap", "denoised_gap", "angle_gap")
+#: Factor on each record's TV weight κ of the angle for the third optimum: a decade less
+#: smoothing (:func:`lighter_smoothing`).
+LIGHTER_SMOOTHING = 0.1
+
+
 def _parameter_rows(names: Sequence[str], theta: np.ndarray, steps: np.ndarray,
                     sd: np.ndarray, c: float, axis: str) -> pd.DataFrame:
     """Parameter rows (natural units) from linearisation coordinates: estimate θ̂, optima
-    θ̂ + δ (``steps``: measured, denoised torque) and sd (of ln θ for
+    θ̂ + δ (``steps``, one row per :data:`GAPS` column) and sd (of ln θ for
     :data:`LOG_PARAMETERS`)."""
     lo, hi = _intervals(theta, theta + steps, sd, c)
     value = _from_linear(names, theta)
     log = _log_mask(names)
-    gap, denoised_gap = (_from_linear(names, theta + step) - value for step in steps)
+    gaps = {col: _from_linear(names, theta + step) - value
+            for col, step in zip(GAPS, steps, strict=True)}
     return pd.DataFrame({
         "name": list(names), "kind": "parameter", "unit": [_unit(n, axis) for n in names],
         "estimate": value, "std": np.where(log, value * sd, sd),
-        "lower": _from_linear(names, lo), "upper": _from_linear(names, hi),
-        "gap": gap, "denoised_gap": denoised_gap})
+        "lower": _from_linear(names, lo), "upper": _from_linear(names, hi), **gaps})
+
+
+def lighter_smoothing(data: Sequence[Prepared], factor: float = LIGHTER_SMOOTHING
+                      ) -> list[Prepared]:
+    """Every record of ``data`` differentiated again with ``factor`` × its TV weight κ of the
+    angle (the torque's weight kept); empty unless every record was TV-differentiated with
+    κ > 0 (user derivatives, other filters and noise-free angles have no such weight)."""
+    out = []
+    for prep in data:
+        if len(prep.pieces) != len(prep.params):
+            return []
+        for piece, p in zip(prep.pieces, prep.params, strict=True):
+            kappa = p.get("regularization", 0.0)
+            if p.get("method") != "tv" or not kappa > 0:
+                return []
+            out.append(prepare([piece], regularization=(factor * kappa,
+                                                        p.get("tau_regularization"))))
+    return out
+
+
+def _optimum_steps(model: JointModel, data: Sequence[Prepared], names: Sequence[str]
+                   ) -> tuple[np.ndarray, Records, np.ndarray, np.ndarray]:
+    """The Gauss–Newton steps (:func:`optimum_step`) to the prediction-error optima of the
+    measured torque, the denoised torque and the measured torque on the angle differentiated
+    with a decade less smoothing (:func:`lighter_smoothing`; a zero step where it does not
+    apply), one row each; with the measured records, τ̂ and J on them."""
+    rec = Records.of(data, "measured")
+    tau_hat, J = torque_jacobian(model, rec, names)
+    denoised = rec.with_torque(Records.of(data).tau)
+    steps = [optimum_step(model, r, names, J, r.tau - tau_hat) for r in (rec, denoised)]
+    lighter = lighter_smoothing(data)
+    if lighter:
+        other = Records.of(lighter, "measured")
+        tau_l, J_l = torque_jacobian(model, other, names)
+        steps.append(optimum_step(model, other, names, J_l, other.tau - tau_l))
+    else:
+        steps.append(np.zeros(len(names)))
+    return np.array(steps), rec, tau_hat, J
 
 
 def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: float = 0.95,
@@ -700,22 +750,27 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     :func:`bandwidth`). The interval of a parameter (in ln θ for Ω_s and σ0) is
 
     .. math:: [\hat\theta - r - c\,s,\; \hat\theta + r + c\,s], \quad
-              r = \max(|\theta^*_m - \hat\theta|, |\theta^*_d - \hat\theta|)
+              r = \max(|\theta^*_m - \hat\theta|, |\theta^*_d - \hat\theta|,
+                        |\theta^*_\kappa - \hat\theta|)
 
     with s its standard deviation (residuals of the measured torque, which the final
-    coefficients regress), θ*_m = θ̂ + δ_m and θ*_d = θ̂ + δ_d the prediction-error optima of
-    the measured and of the denoised torque one Gauss–Newton step away (:func:`optimum_step`;
-    the ``gap`` and ``denoised_gap`` columns) and c the fixed-b critical value of ``level`` at
-    b = ΣL/n (:func:`critical_value`). Derived quantities (break-away
-    torque, g(0) = f_c + ΣA [N·m]) and the static curve τ_ss(q̇) at ``velocity`` by the delta
-    method, ∇f Cov ∇fᵀ, with the same rule.
+    coefficients regress), θ*_m, θ*_d and θ*_κ the prediction-error optima one Gauss–Newton
+    step away (:func:`optimum_step`) of the measured torque, of the denoised torque, and of
+    the measured torque on the angle differentiated again with a tenth of each record's TV
+    weight (:func:`lighter_smoothing`; the ``gap``, ``denoised_gap`` and ``angle_gap``
+    columns), and c the fixed-b critical value of ``level`` at b = ΣL/n
+    (:func:`critical_value`). Derived quantities (break-away torque, g(0) = f_c + ΣA [N·m])
+    and the static curve τ_ss(q̇) at ``velocity`` by the delta method, ∇f Cov ∇fᵀ, with the
+    same rule.
 
-    The two optima bracket a bias of the preprocessing. The TV-smoothed q̈ and the smoothed
+    The optima bracket biases of the preprocessing. The TV-smoothed q̈ and the smoothed
     torque are rounded differently at the steps of the acceleration: regressing the denoised
     torque attenuates the inertia (2–28 % on zoo joints, with the true friction). The
     measured torque is regressed in the sample-averaged equation where q̈ is a second
     difference of positions (:attr:`Records.averaged`), as the final coefficients were. The
-    distance between the optima bounds the preprocessing's effect on either side of the
+    angle's smoothing rounds the transitions where σ0 and σ1 act and q̈ steps: how far a
+    decade less of it moves the optimum is the differentiation's share (``DESIGN.md`` §45).
+    The distance between the optima bounds the preprocessing's effect on either side of the
     estimate.
 
     ``shifts`` [N·m] move named rows' intervals by how far other structures the data
@@ -728,8 +783,9 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     above (:func:`open_unresolved`, the ``unresolved`` column).
 
     **Not included**: the rest of the structure selection's uncertainty (which terms) — use
-    :func:`bootstrap_uncertainty` for that — and biases of the model class. About 20
-    evaluations of the friction along the data: ≈ 0.4 s of CPU for 51 000 samples.
+    :func:`bootstrap_uncertainty` for that — and biases of the model class. About 40
+    evaluations of the friction along the data and one TV solve per record: 0.3 s on
+    data/example (0.1 s without the lighter-smoothed optimum).
 
     Parameters
     ----------
@@ -750,19 +806,17 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     Returns
     -------
     ParameterUncertainty
-        ``method`` = ``"fast"``; ``table`` has ``gap`` and ``denoised_gap`` columns (θ*_m − θ̂,
-        θ*_d − θ̂ [unit]), ``structure_shift``, ``extrapolation_shift`` and ``unresolved``; with the
-        covariance, the lag windows and the critical value.
+        ``method`` = ``"fast"``; ``table`` has ``gap``, ``denoised_gap`` and ``angle_gap``
+        columns (θ*_m − θ̂, θ*_d − θ̂, θ*_κ − θ̂ [unit]), ``structure_shift``,
+        ``extrapolation_shift`` and ``unresolved``; with the covariance, the lag windows and
+        the critical value.
     """
     base = model.with_(validity=None, uncertainty=None)
-    rec = Records.of(data, "measured")
     names = parameter_names(base)
-    tau_hat, J = torque_jacobian(base, rec, names)
+    steps, rec, tau_hat, J = _optimum_steps(base, data, names)
     residual = rec.tau - tau_hat
     lags = bandwidth(residual, J * residual[:, None], rec.bounds, factor)
     cov = hac_covariance(J, residual, rec.bounds, lags)
-    denoised = rec.with_torque(Records.of(data).tau)
-    steps = np.array([optimum_step(base, r, names, J, r.tau - tau_hat) for r in (rec, denoised)])
     c = critical_value(level, sum(lags) / len(rec))
     v_min, v_max = _speed_range(data)
     grid = static_velocity_grid(v_max, v_min) if velocity is None else np.asarray(velocity)
@@ -774,8 +828,7 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     rows = pd.DataFrame({"name": list(DERIVED), "kind": "derived",
                          "unit": units(base.axis)["tau"], "estimate": derived[:k],
                          "std": sd[:k], "lower": lower[:k], "upper": upper[:k],
-                         "gap": optima[0, :k] - derived[:k],
-                         "denoised_gap": optima[1, :k] - derived[:k]})
+                         **{col: optima[i, :k] - derived[:k] for i, col in enumerate(GAPS)}})
     table = widen(widen(pd.concat([params, rows], ignore_index=True), shifts or {}),
                   extrapolation_shifts(base, data), "extrapolation_shift")
     table = open_unresolved(table, base, checks.median_position_noise(data[0]))
@@ -1627,16 +1680,28 @@ def _extrapolation_clause(row) -> str:
             "speed, where no record shows it")
 
 
-def _smoothing_clause(row) -> str:
-    """Why, where the denoised torque's optimum alone is off by more than the precision: the
-    torque smoothing moves the estimate (fast intervals only)."""
-    moved = row.estimate + getattr(row, "denoised_gap", np.nan)
+def _moved_beyond(row, column: str) -> float | None:
+    """θ̂ + the row's ``column`` gap where that optimum alone is off by more than the
+    precision, else None."""
+    moved = row.estimate + getattr(row, column, np.nan)
     p = _precision(row.name)
     if (not np.isfinite(moved) or row.estimate <= 0
             or row.estimate / (1 + p) <= moved <= row.estimate / (1 - p)):
-        return ""
-    return (f"; fitted to the denoised instead of the measured torque it is {moved:.4g}: the "
-            "torque smoothing moves it")
+        return None
+    return moved
+
+
+def _smoothing_clause(row) -> str:
+    """Why, where the denoised torque's or the lighter-smoothed angle's optimum alone is off
+    by more than the precision: the smoothing moves the estimate (fast intervals only)."""
+    out = ""
+    if (moved := _moved_beyond(row, "denoised_gap")) is not None:
+        out += (f"; fitted to the denoised instead of the measured torque it is {moved:.4g}: "
+                "the torque smoothing moves it")
+    if (moved := _moved_beyond(row, "angle_gap")) is not None:
+        out += (f"; on the angle differentiated with a tenth of the smoothing it is "
+                f"{moved:.4g}: the differentiation moves it")
+    return out
 
 
 def _precision(name: str) -> float:

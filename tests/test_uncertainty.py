@@ -524,6 +524,32 @@ def test_a_wide_inertia_interval_says_when_the_torque_smoothing_moves_it():
     assert [f.code for f in found] == ["wide_interval", "wide_interval"]
     assert "denoised instead of the measured torque it is 1.08" in found[0].message
     assert "smoothing" not in found[1].message
+    table = table.assign(denoised_gap=0.0, angle_gap=[0.08, 0.03])
+    found = uncertainty_findings(ParameterUncertainty("fast", 0.95, table, empty, empty, empty,
+                                                      empty))
+    assert "a tenth of the smoothing it is 1.08: the differentiation" in found[0].message
+    assert "denoised" not in found[0].message and "smoothing" not in found[1].message
+
+
+def test_the_lighter_smoothed_optimum_redifferentiates_every_record_with_a_tenth_of_kappa():
+    """Each record again with 0.1 × its automatic κ of the angle and its torque κ kept; none
+    for a filter without one (Butterworth). On the paper's example records the lighter-smoothed
+    optimum of the truth moves σ1 (which acts where the smoothing rounds the transitions)."""
+    from sparsefric.simulate import paper_experiment
+    from sparsefric.uncertainty import LIGHTER_SMOOTHING, lighter_smoothing
+
+    trajs = paper_experiment(EXAMPLE_TRUTH, {"train": (0.127, 1.0)})["train"]
+    data = [prepare(trajs)]
+    lighter = lighter_smoothing(data)
+    assert LIGHTER_SMOOTHING == 0.1 and len(lighter) == len(data[0].params) == 2
+    for p, q in zip(data[0].params, [p.params[0] for p in lighter], strict=True):
+        assert q["regularization"] == pytest.approx(0.1 * p["regularization"])
+        assert q["tau_regularization"] == pytest.approx(p["tau_regularization"])
+    assert lighter_smoothing([prepare(trajs, method="butterworth")]) == []
+    u = fast_uncertainty(EXAMPLE_TRUTH, data).table.set_index("name")
+    assert u.loc["sigma1", "angle_gap"] != 0.0
+    lo, hi = u.loc["sigma1", ["lower", "upper"]]
+    assert hi - lo >= 2 * abs(u.loc["sigma1", "angle_gap"])
 
 
 def _sweep(aicc: list[float], coulomb: list[float], amplitude: list[float]):
