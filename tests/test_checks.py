@@ -43,8 +43,10 @@ def test_breakaway_is_extrapolated_when_no_record_reaches_the_stribeck_region():
     assert checks.reach(TRUTH, [0.03, 0.127, 1.75, 2.13]) == []  # the paper's split
     found = checks.reach(TRUTH, [0.3, 2.13])  # > 2 Ω_s = 0.16
     assert codes(found) == ["extrapolated"] and "break-away" in found[0].message
+    assert "a steady move at about 0.08 rad/s" in found[0].message  # Ω_s, below 0.3/3
     no_stribeck = TRUTH.with_(stribeck=())
-    assert codes(checks.reach(no_stribeck, [0.5])) == ["extrapolated"]
+    found = checks.reach(no_stribeck, [0.5])
+    assert codes(found) == ["extrapolated"] and "about 0.17 rad/s" in found[0].message
     assert checks.reach(TRUTH, []) == []
 
 
@@ -54,6 +56,7 @@ def test_breakaway_is_extrapolated_from_one_speed_level_in_the_stribeck_region()
     shape, but the model still puts 24 % of g(0) below 0.127 rad/s."""
     found = checks.reach(TRUTH, [0.127, 0.13, 1.75, 2.13])
     assert codes(found) == ["extrapolated"] and "only one steady speed level" in found[0].message
+    assert "about 0.042 rad/s" in found[0].message  # a third of 0.127, below Ω_s
     found = checks.reach(TRUTH, [0.127, 0.2, 2.13])
     assert codes(found) == ["extrapolated"] and "24 % of it" in found[0].message
 

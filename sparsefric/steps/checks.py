@@ -295,7 +295,17 @@ def reach(model: JointModel, speeds: np.ndarray) -> list[Finding]:
         return []
     return [Finding("warning", "extrapolated",
                     f"the break-away torque {model.breakaway_torque():.4g} {u['tau']} is "
-                    f"extrapolated: {why}")]
+                    f"extrapolated: {why}; a steady move at about "
+                    f"{slower_move(model, slowest):.2g} {u['qd']} would show the rise")]
+
+
+def slower_move(model: JointModel, slowest: float) -> float:
+    """The steady speed [rad/s | m/s] a record should add where the break-away is
+    extrapolated: a third of the slowest level ``slowest``, and no faster than the model's Ω_s
+    where it has a Stribeck term (the rise lies below Ω_s; a level there also gives a second
+    one within :data:`STRIBECK_SHAPE` Ω_s)."""
+    v = slowest / 3.0
+    return min(v, model.stribeck_velocity) if model.stribeck else v
 
 
 def _stribeck_fraction(model: JointModel, speeds: np.ndarray) -> np.ndarray:
