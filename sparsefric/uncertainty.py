@@ -67,7 +67,7 @@ from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywid
 
 from sparsefric.data import Trajectory
 from sparsefric.diagnostics import Finding
-from sparsefric.differentiation import sample_average
+from sparsefric.differentiation import sample_average, spaced_windows
 from sparsefric.model import JointModel, StaticBand, Uncertainty, units
 from sparsefric.preprocessing import Prepared, Preprocessor, prepare
 from sparsefric.selection import SweepResult
@@ -679,6 +679,11 @@ GAPS = ("gap", "denoised_gap", "angle_gap")
 #: Factor on each record's TV weight κ of the angle for the third optimum: a decade less
 #: smoothing (:func:`lighter_smoothing`).
 LIGHTER_SMOOTHING = 0.1
+#: Records longer than this [samples] are re-differentiated on three evenly spaced windows of
+#: :data:`ANGLE_WINDOW` samples (:func:`lighter_smoothing`): the TV solve of a 1e6-sample
+#: record cost 2.5 s, the Jacobian on it 1.5 s.
+LONG_RECORD = 100_000
+ANGLE_WINDOW = 20_000
 
 
 def _parameter_rows(names: Sequence[str], theta: np.ndarray, steps: np.ndarray,
@@ -697,11 +702,13 @@ def _parameter_rows(names: Sequence[str], theta: np.ndarray, steps: np.ndarray,
         "lower": _from_linear(names, lo), "upper": _from_linear(names, hi), **gaps})
 
 
-def lighter_smoothing(data: Sequence[Prepared], factor: float = LIGHTER_SMOOTHING
-                      ) -> list[Prepared]:
+def lighter_smoothing(data: Sequence[Prepared], factor: float = LIGHTER_SMOOTHING, *,
+                      windows: bool = False) -> list[Prepared]:
     """Every record of ``data`` differentiated again with ``factor`` × its TV weight κ of the
     angle (the torque's weight kept); empty unless every record was TV-differentiated with
-    κ > 0 (user derivatives, other filters and noise-free angles have no such weight)."""
+    κ > 0 (user derivatives, other filters and noise-free angles have no such weight). With
+    ``windows``, a record longer than :data:`LONG_RECORD` samples is replaced by three evenly
+    spaced windows of :data:`ANGLE_WINDOW` samples, each differentiated on its own."""
     out = []
     for prep in data:
         if len(prep.pieces) != len(prep.params):
@@ -710,9 +717,28 @@ def lighter_smoothing(data: Sequence[Prepared], factor: float = LIGHTER_SMOOTHIN
             kappa = p.get("regularization", 0.0)
             if p.get("method") != "tv" or not kappa > 0:
                 return []
-            out.append(prepare([piece], regularization=(factor * kappa,
-                                                        p.get("tau_regularization"))))
+            parts = (spaced_windows(len(piece), LONG_RECORD, ANGLE_WINDOW) if windows
+                     else [slice(None)])
+            out += [prepare([_window(piece, part)],
+                            regularization=(factor * kappa, p.get("tau_regularization")))
+                    for part in parts]
     return out
+
+
+def _window(traj: Trajectory, part: slice) -> Trajectory:
+    """Consecutive samples of ``traj`` (the trajectory itself for the whole of it)."""
+    if part == slice(None):
+        return traj
+    return traj.with_(t=traj.t[part], q=traj.q[part], tau=traj.tau[part], qd=None, qdd=None,
+                      truth={})
+
+
+def _records_step(model: JointModel, data: Sequence[Prepared], names: Sequence[str]
+                  ) -> np.ndarray:
+    """:func:`optimum_step` of the measured torque on the prepared ``data``."""
+    rec = Records.of(data, "measured")
+    tau_hat, J = torque_jacobian(model, rec, names)
+    return optimum_step(model, rec, names, J, rec.tau - tau_hat)
 
 
 def _optimum_steps(model: JointModel, data: Sequence[Prepared], names: Sequence[str]
@@ -720,18 +746,25 @@ def _optimum_steps(model: JointModel, data: Sequence[Prepared], names: Sequence[
     """The Gauss–Newton steps (:func:`optimum_step`) to the prediction-error optima of the
     measured torque, the denoised torque and the measured torque on the angle differentiated
     with a decade less smoothing (:func:`lighter_smoothing`; a zero step where it does not
-    apply), one row each; with the measured records, τ̂ and J on them."""
+    apply; records longer than :data:`LONG_RECORD`: the measured torque's step plus the
+    difference of the two weights' steps on windows), one row each; with the measured
+    records, τ̂ and J on them."""
     rec = Records.of(data, "measured")
     tau_hat, J = torque_jacobian(model, rec, names)
     denoised = rec.with_torque(Records.of(data).tau)
     steps = [optimum_step(model, r, names, J, r.tau - tau_hat) for r in (rec, denoised)]
-    lighter = lighter_smoothing(data)
-    if lighter:
-        other = Records.of(lighter, "measured")
-        tau_l, J_l = torque_jacobian(model, other, names)
-        steps.append(optimum_step(model, other, names, J_l, other.tau - tau_l))
-    else:
+    long = any(len(piece) > LONG_RECORD for p in data for piece in p.pieces)
+    lighter = lighter_smoothing(data, windows=long)
+    if not lighter:
         steps.append(np.zeros(len(names)))
+    elif long:
+        # the differentiation's share on the windows, which the original weight
+        # re-differentiates too (their own scatter and end effects cancel), from the optimum
+        same = lighter_smoothing(data, 1.0, windows=True)
+        steps.append(steps[0] + _records_step(model, lighter, names)
+                     - _records_step(model, same, names))
+    else:
+        steps.append(_records_step(model, lighter, names))
     return np.array(steps), rec, tau_hat, J
 
 
@@ -784,8 +817,9 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
 
     **Not included**: the rest of the structure selection's uncertainty (which terms) — use
     :func:`bootstrap_uncertainty` for that — and biases of the model class. About 40
-    evaluations of the friction along the data and one TV solve per record: 0.3 s on
-    data/example (0.1 s without the lighter-smoothed optimum).
+    evaluations of the friction along the data and one TV solve per record (on windows of
+    records above :data:`LONG_RECORD` samples): 0.3 s on data/example (0.1 s without the
+    lighter-smoothed optimum), +0.4 s for a 1e6-sample record.
 
     Parameters
     ----------

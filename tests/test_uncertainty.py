@@ -552,6 +552,36 @@ def test_the_lighter_smoothed_optimum_redifferentiates_every_record_with_a_tenth
     assert hi - lo >= 2 * abs(u.loc["sigma1", "angle_gap"])
 
 
+def test_long_records_measure_the_lighter_smoothing_on_windows(monkeypatch):
+    """Records above LONG_RECORD samples are re-differentiated on three evenly spaced windows;
+    the third optimum is then the measured torque's plus the difference of the two weights'
+    steps on the windows (here with the bounds scaled down: 8000-sample records, 2000-sample
+    windows)."""
+    from sparsefric import uncertainty as unc
+    from sparsefric.differentiation import spaced_windows
+    from sparsefric.simulate import paper_experiment
+
+    assert spaced_windows(10, 20, 5) == [slice(0, 10)]
+    assert spaced_windows(100, 20, 10) == [slice(0, 10), slice(45, 55), slice(90, 100)]
+    trajs = paper_experiment(EXAMPLE_TRUTH, {"train": (0.127, 1.0)})["train"]
+    data = [prepare(trajs)]
+    whole = unc.lighter_smoothing(data)
+    monkeypatch.setattr(unc, "LONG_RECORD", 5000)
+    monkeypatch.setattr(unc, "ANGLE_WINDOW", 2000)
+    assert min(len(t) for t in trajs) > 5000
+    windows = unc.lighter_smoothing(data, windows=True)
+    assert [len(p) for p in windows] == [2000] * 6
+    assert [p.params[0]["regularization"] for p in windows[::3]] == pytest.approx(
+        [p.params[0]["regularization"] for p in whole])
+    names = parameter_names(EXAMPLE_TRUTH)
+    steps, *_ = unc._optimum_steps(EXAMPLE_TRUTH, data, names)
+    same = unc.lighter_smoothing(data, 1.0, windows=True)
+    share = (unc._records_step(EXAMPLE_TRUTH, windows, names)
+             - unc._records_step(EXAMPLE_TRUTH, same, names))
+    np.testing.assert_allclose(steps[2], steps[0] + share)
+    assert np.any(share != 0.0)
+
+
 def _sweep(aicc: list[float], coulomb: list[float], amplitude: list[float]):
     """A sweep whose row 0 is the selected model (the others: path models, variants)."""
     from sparsefric.optimizers.sr3 import SR3Result

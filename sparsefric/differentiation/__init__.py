@@ -34,6 +34,7 @@ from sparsefric.differentiation.derivatives import (
     differentiate,
     sample_average,
     select_tv_weight,
+    spaced_windows,
     tv_fit,
 )
 from sparsefric.differentiation.trend_filter import TrendFilterResult, noise_std, trend_filter
@@ -47,6 +48,7 @@ __all__ = [
     "noise_std",
     "sample_average",
     "select_tv_weight",
+    "spaced_windows",
     "trend_filter",
     "tv_fit",
 ]

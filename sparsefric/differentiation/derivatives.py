@@ -219,12 +219,19 @@ def _sure(fits: TrendFits, window: slice, kappa: float) -> float:
     return float((np.sum((y - r.x) ** 2) - n + 2.0 * (r.n_knots + fits.m)) / n)
 
 
+def spaced_windows(n: int, full_max: int, window: int, count: int = 3) -> list[slice]:
+    """The whole record of ``n`` samples if n ≤ ``full_max``, else ``count`` evenly spaced
+    windows of ``window`` samples (first and last at the ends): a long record's local
+    properties from a bounded share of it."""
+    if n <= full_max:
+        return [slice(0, n)]
+    starts = np.linspace(0, n - window, count).astype(int)
+    return [slice(int(s), int(s) + window) for s in starts]
+
+
 def _sure_windows(n: int) -> list[slice]:
     """Whole record, or ``_SURE_N_WINDOWS`` evenly spaced windows of ``_SURE_WINDOW`` samples."""
-    if n <= _SURE_FULL_MAX:
-        return [slice(0, n)]
-    starts = np.linspace(0, n - _SURE_WINDOW, _SURE_N_WINDOWS).astype(int)
-    return [slice(int(s), int(s) + _SURE_WINDOW) for s in starts]
+    return spaced_windows(n, _SURE_FULL_MAX, _SURE_WINDOW, _SURE_N_WINDOWS)
 
 
 def _descend(score: Callable[[int], float], start: int, size: int) -> int:
