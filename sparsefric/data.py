@@ -94,6 +94,17 @@ class Trajectory:
         """A copy with some fields changed."""
         return replace(self, **changes)
 
+    def part(self, samples: slice, name: str | None = None) -> Trajectory:
+        """Consecutive ``samples``, every channel (truth included) cut alike; ``name``
+        replaces the name when given."""
+        def cut(x: np.ndarray | None) -> np.ndarray | None:
+            return None if x is None else x[samples]
+
+        return self.with_(t=self.t[samples], q=self.q[samples], tau=self.tau[samples],
+                          qd=cut(self.qd), qdd=cut(self.qdd),
+                          name=self.name if name is None else name,
+                          truth={k: v[samples] for k, v in self.truth.items()})
+
 
 def read_table(path: Path) -> pd.DataFrame:
     """The table in ``path`` (CSV or Parquet); :class:`DataError` naming the file otherwise."""
@@ -432,16 +443,8 @@ def holdout(trajectories: Sequence[Trajectory], fraction: float
         if min(cut, len(traj) - cut) < MIN_SAMPLES:
             raise DataError(f"{traj.name}: {len(traj)} samples cannot be split into two parts "
                             f"of at least {MIN_SAMPLES} with {mention('holdout', fraction)}")
-        kept.append(_piece(traj, slice(0, cut), traj.name))
-        held.append(_piece(traj, slice(cut, None), f"{traj.name} (last {100 * fraction:g} %)"))
+        kept.append(traj.part(slice(0, cut)))
+        held.append(traj.part(slice(cut, None), f"{traj.name} (last {100 * fraction:g} %)"))
     return kept, held
 
 
-def _piece(traj: Trajectory, part: slice, name: str) -> Trajectory:
-    """Some consecutive samples of a trajectory, with every channel cut alike."""
-    def cut(x: np.ndarray | None) -> np.ndarray | None:
-        return None if x is None else x[part]
-
-    return traj.with_(t=traj.t[part], q=traj.q[part], tau=traj.tau[part], qd=cut(traj.qd),
-                      qdd=cut(traj.qdd), name=name,
-                      truth={k: v[part] for k, v in traj.truth.items()})

@@ -129,12 +129,8 @@ def piece_bounds(n: int, cuts: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _piece(traj: Trajectory, a: int, b: int) -> Trajectory:
-    def cut(x: np.ndarray | None) -> np.ndarray | None:
-        return None if x is None else x[a:b]
-
-    return traj.with_(t=traj.t[a:b], q=traj.q[a:b], tau=traj.tau[a:b], qd=cut(traj.qd),
-                      qdd=cut(traj.qdd), name=f"{traj.name}[{a}:{b}]",
-                      truth={k: v[a:b] for k, v in traj.truth.items()}, notes=())
+    """Samples a:b of ``traj``, named ``name[a:b]``, without the whole record's notes."""
+    return traj.part(slice(a, b), f"{traj.name}[{a}:{b}]").with_(notes=())
 
 
 def _describe(traj: Trajectory, i: int) -> str:

@@ -719,18 +719,10 @@ def lighter_smoothing(data: Sequence[Prepared], factor: float = LIGHTER_SMOOTHIN
                 return []
             parts = (spaced_windows(len(piece), LONG_RECORD, ANGLE_WINDOW) if windows
                      else [slice(None)])
-            out += [prepare([_window(piece, part)],
+            out += [prepare([piece if part == slice(None) else piece.part(part)],
                             regularization=(factor * kappa, p.get("tau_regularization")))
                     for part in parts]
     return out
-
-
-def _window(traj: Trajectory, part: slice) -> Trajectory:
-    """Consecutive samples of ``traj`` (the trajectory itself for the whole of it)."""
-    if part == slice(None):
-        return traj
-    return traj.with_(t=traj.t[part], q=traj.q[part], tau=traj.tau[part], qd=None, qdd=None,
-                      truth={})
 
 
 def _records_step(model: JointModel, data: Sequence[Prepared], names: Sequence[str]
@@ -895,8 +887,8 @@ def open_unresolved(table: pd.DataFrame, model: JointModel, noise: float) -> pd.
     A stiffer bristle deflects less, and below the encoder's rounding every stiffer one moves
     the joint alike: the data bound σ0 from below only, and the damping of a resonance they do
     not show not at all. The linearisation does not know it: on the zoo's LuGre models with
-    that warning (three seeds, 28 of 111) the finite intervals held the true σ0 on 8 and σ1 on
-    14, the estimates 57–99 % low (``DESIGN.md`` §43).
+    that warning (four seeds, 37 of 157) the finite intervals held the true σ0 on 13 and σ1 on
+    18, the estimates 57–99 % low (``DESIGN.md`` §43).
     """
     out = table.assign(unresolved=False)
     if checks.deflection_steps(model, noise) >= checks.MIN_DEFLECTION_STEPS:
@@ -960,8 +952,8 @@ def structure_shifts(sweep: SweepResult, level: float = 0.95) -> dict[str, np.nd
     choice the fast intervals otherwise hold fixed, and f_c and the break-away trade off with
     it: a Stribeck term the data barely show, a viscous power, the exponent. On the zoo's 157
     LuGre models (four seeds) f_c was inside its interval on 58 % with the exponent exchanges
-    alone, 71 % with every structure (median half-width 2.7 → 4.1 %); the break-away on 68 →
-    73 % (6.9 → 9.0 %; ``DESIGN.md`` §38, §44). Keys ``coulomb``, ``breakaway``, ``g0``; empty
+    alone, 70 % with every structure (median half-width 2.7 → 3.7 %); the break-away on 68 →
+    71 % (6.9 → 8.6 %; ``DESIGN.md`` §38, §44). Keys ``coulomb``, ``breakaway``, ``g0``; empty
     without alternatives.
     """
     kinds = np.asarray(sweep.kinds)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sparsefric.data import Columns, load_trajectories, save_trajectory, unwrap_angle
+from sparsefric.data import Columns, Trajectory, load_trajectories, save_trajectory, unwrap_angle
 from sparsefric.errors import DataError
 
 
@@ -182,3 +182,15 @@ def test_holdout_keeps_the_last_part_of_every_record_apart(tmp_path):
         holdout(trajs, 0.9)  # 40 samples of b.csv would be left for training
     with pytest.raises(OptionError, match="between"):
         holdout(trajs, 0.95)
+
+
+def test_part_cuts_every_channel_alike():
+    t = np.arange(10) * 0.01
+    traj = Trajectory(t=t, q=t * 2, tau=t * 3, qd=t * 4, qdd=None, name="r",
+                      truth={"z_true": t * 5}, notes=("unwrapped",))
+    part = traj.part(slice(2, 6))
+    np.testing.assert_array_equal(part.t, t[2:6])
+    np.testing.assert_array_equal(part.qd, t[2:6] * 4)
+    np.testing.assert_array_equal(part.truth["z_true"], t[2:6] * 5)
+    assert part.qdd is None and part.name == "r" and part.notes == ("unwrapped",)
+    assert traj.part(slice(6, None), "r (rest)").name == "r (rest)"
