@@ -25,6 +25,7 @@ from sparsefric.options import mention
 from sparsefric.regimes import default_stop_speed, distance_from_stops
 from sparsefric.segments import split_records
 from sparsefric.signals import Signals
+from sparsefric.threads import in_parallel
 from sparsefric.validation import relative_error
 
 
@@ -140,12 +141,17 @@ def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
         beyond :data:`sparsefric.data.MAX_ABS_VALUE` (the regressions would overflow).
     """
     pieces, notes = split_records(trajectories)
+
+    def derivatives(piece: Trajectory) -> Derivatives:
+        reg = regularization if tv_weight is None else tvregdiff_kappa(piece, tv_weight)
+        return differentiate(piece.t, piece.q, piece.tau, method=method, qd=piece.qd,
+                             qdd=piece.qdd, regularization=reg, cutoff_hz=cutoff_hz)
+
     parts, bounds, params = [], [], []
     start = 0
-    for piece in pieces:
-        reg = regularization if tv_weight is None else tvregdiff_kappa(piece, tv_weight)
-        d = differentiate(piece.t, piece.q, piece.tau, method=method, qd=piece.qd, qdd=piece.qdd,
-                          regularization=reg, cutoff_hz=cutoff_hz)
+    # the pieces are independent and the angle's fit costs several times the torque's: pieces
+    # side by side keep every core busy (each piece's own two fits also run side by side)
+    for piece, d in zip(pieces, in_parallel(derivatives, pieces), strict=True):
         _check_finite(d, piece.name)
         lo, hi = np.percentile(d.q, [1, 99])
         parts.append((d.q, d.qd, d.qdd, d.tau, piece.tau,
