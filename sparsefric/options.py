@@ -42,8 +42,9 @@ AIC_DATA: tuple[str, ...] = ("training+validation", "validation")
 AIC_DOMAINS: tuple[str, ...] = ("guarded", "literal")
 #: What an inner loop returns: ``best`` the σ0, σ1 with which the lowest-error fit was made (its
 #: eq. 18–19 update is kept only if the next fit lowers E_τ), ``paper`` the eq. 18–19 update of
-#: the lowest-error fit, with σ1 = σ0,new ξ_u̇.
-INNER_RULES: tuple[str, ...] = ("best", "paper")
+#: the lowest-error fit, with σ1 = σ0,new ξ_u̇; ``search`` the lowest-error fit where that walk
+#: ends, found by a line search in σ0 instead of walking there (``DESIGN.md`` §47).
+INNER_RULES: tuple[str, ...] = ("best", "paper", "search")
 #: When the outer loop stops: σ0 and g(q̇) settled (``sigma0+g``), or σ0 alone (the paper).
 OUTER_STOPS: tuple[str, ...] = ("sigma0+g", "sigma0")
 #: How SR3–Newton moves Ω_s between SR3 solves: Newton steps with SR3's coefficients held fixed
