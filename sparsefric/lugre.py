@@ -145,14 +145,21 @@ def z_step(z, qd, g, sigma0, k, h):
 
 
 @numba.njit(cache=True)
-def _advance(z, qd0, g0, qd1, g1, sigma0, k, h):
+def _advance(z, qd0, g0, qd1, g1, sigma0, k, h, substeps):
     """z [rad] at a sample (q̇1, g1) from z at the sample (q̇0, g0) h [s] before it: the
-    interval is integrated exactly with its mid-interval velocity and g."""
-    return z_step(z, 0.5 * (qd0 + qd1), 0.5 * (g0 + g1), sigma0, k, h)
+    interval is integrated exactly with its mid-interval velocity and g; with ``substeps`` > 1
+    in that many equal parts, each with its own mid-part velocity and g interpolated linearly
+    between the samples."""
+    if substeps == 1:
+        return z_step(z, 0.5 * (qd0 + qd1), 0.5 * (g0 + g1), sigma0, k, h)
+    for part in range(substeps):
+        f = (part + 0.5) / substeps
+        z = z_step(z, qd0 + (qd1 - qd0) * f, g0 + (g1 - g0) * f, sigma0, k, h / substeps)
+    return z
 
 
 @numba.njit(cache=True, nogil=True)
-def _integrate(qd, dt, sigma0, g, k, z0):
+def _integrate(qd, dt, sigma0, g, k, z0, substeps):
     n = qd.shape[0]
     z = np.empty(n)
     zd = np.empty(n)
@@ -160,7 +167,8 @@ def _integrate(qd, dt, sigma0, g, k, z0):
     for i in range(n):
         zd[i] = qd[i] - _rate(qd[i], g[i], sigma0, k) * z[i]
         if i + 1 < n:
-            z[i + 1] = _advance(z[i], qd[i], g[i], qd[i + 1], g[i + 1], sigma0, k, dt[i])
+            z[i + 1] = _advance(z[i], qd[i], g[i], qd[i + 1], g[i + 1], sigma0, k, dt[i],
+                                substeps)
     return z, zd
 
 
@@ -175,7 +183,7 @@ def _step(z, qd_prev, g_prev, started, qd, h, sigma0, sigma1,  # noqa: PLR0913 -
     if sigma0 == 0.0:
         return (np.tanh(k * qd) if k > 0.0 else np.sign(qd)) * g + viscous, z, g
     if started:
-        z = _advance(z, qd_prev, g_prev, qd, g, sigma0, k, h)
+        z = _advance(z, qd_prev, g_prev, qd, g, sigma0, k, h, 1)
     zd = qd - _rate(qd, g, sigma0, k) * z
     return sigma0 * z + sigma1 * zd + viscous, z, g
 
@@ -223,7 +231,7 @@ def steady_state_z(qd: float, params: FrictionParams) -> float:
 
 def integrate_z(
     qd: np.ndarray, dt: float | np.ndarray, params: FrictionParams, z0: float | None = None,
-    g: np.ndarray | None = None,
+    g: np.ndarray | None = None, substeps: int = 1,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Integrate the bristle state along a velocity record.
 
@@ -243,6 +251,13 @@ def integrate_z(
     g : ndarray, shape (n,), optional
         :func:`stribeck_g` of ``qd`` and ``params`` [N·m] if already computed: g does not
         depend on σ0, so a search over σ0 computes it once (it costs more than the integration).
+    substeps : int, optional
+        Parts of each sample interval, integrated one after the other with q̇ and g interpolated
+        linearly between the samples. 1 (the model's own rule, as :class:`LuGreFriction` and the
+        exported code) holds them at their mean over the interval; where q̇ reverses or rings
+        within an interval that mean misjudges the decay rate σ0|q̇|/g, and more parts follow
+        the continuous equation (:data:`sparsefric.uncertainty.INTEGRATION_SUBSTEPS`,
+        ``DESIGN.md`` §48).
 
     Returns
     -------
@@ -260,14 +275,17 @@ def integrate_z(
     g = stribeck_g(qd, params) if g is None else np.ascontiguousarray(g, dtype=np.float64)
     moving = n > 0 and abs(qd[0]) > 0.05 * float(np.max(np.abs(qd)))
     start = float(z0) if z0 is not None else (steady_state_z(qd[0], params) if moving else 0.0)
-    return _integrate(qd, step, float(params.sigma0), g, float(params.tanh_k), start)
+    return _integrate(qd, step, float(params.sigma0), g, float(params.tanh_k), start,
+                      int(substeps))
 
 
 def lugre_torque(
-    qd: np.ndarray, dt: float | np.ndarray, params: FrictionParams, z0: float | None = None
+    qd: np.ndarray, dt: float | np.ndarray, params: FrictionParams, z0: float | None = None,
+    substeps: int = 1,
 ) -> np.ndarray:
-    """LuGre friction torque τ_f = σ0 z + σ1 ż + τ_v(q̇) [N·m] along a velocity record."""
-    z, zd = integrate_z(qd, dt, params, z0)
+    """LuGre friction torque τ_f = σ0 z + σ1 ż + τ_v(q̇) [N·m] along a velocity record
+    (``substeps`` as in :func:`integrate_z`)."""
+    z, zd = integrate_z(qd, dt, params, z0, substeps=substeps)
     return params.sigma0 * z + params.sigma1 * zd + viscous_torque(qd, params)
 
 
@@ -382,7 +400,7 @@ class LuGreFriction:
         gv = np.concatenate([[self._g], g])[1 - prev:]
         h = np.ascontiguousarray(np.r_[step[1 - prev:], 0.0])
         z, zd = _integrate(v, h, float(self.params.sigma0), gv, float(self.params.tanh_k),
-                           self._z)
+                           self._z, 1)
         z, zd = z[prev:], zd[prev:]
         self._z, self._qd, self._g, self._started = float(z[-1]), float(qd[-1]), float(g[-1]), True
         p = self.params

@@ -68,6 +68,7 @@ from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywid
 from sparsefric.data import Trajectory
 from sparsefric.diagnostics import Finding
 from sparsefric.differentiation import sample_average, spaced_windows
+from sparsefric.lugre import lugre_torque
 from sparsefric.model import JointModel, StaticBand, Uncertainty, units
 from sparsefric.preprocessing import Prepared, Preprocessor, prepare
 from sparsefric.selection import SweepResult
@@ -152,9 +153,10 @@ class ParameterUncertainty:
         One row per parameter, then per derived quantity (``breakaway``, ``g0``): ``name`` (the
         file's interval name, e.g. ``inertia``, ``stribeck:1.5``, ``viscous:3``), ``kind``
         (``parameter`` or ``derived``), ``unit``, ``estimate``, ``std``, ``lower``, ``upper``
-        (in the unit); fast only: ``gap``, ``denoised_gap`` and ``angle_gap``, the
-        prediction-error optimum of the measured torque, the denoised torque and the
-        lighter-smoothed angle minus the estimate (:func:`optimum_step`) [unit],
+        (in the unit); fast only: ``gap``, ``denoised_gap``, ``angle_gap`` and
+        ``integration_gap``, the prediction-error optimum of the measured torque, the denoised
+        torque, the lighter-smoothed angle and z integrated in parts minus the estimate
+        (:func:`optimum_step`) [unit],
         ``structure_shift``, the largest move of the estimate under other structures the data
         support (:func:`structure_shifts`) [unit], and
         ``extrapolation_shift``, the model's rise of an extrapolated break-away below the
@@ -419,18 +421,24 @@ class Records:
         return len(self.tau)
 
 
-def friction_torque(model: JointModel, rec: Records) -> np.ndarray:
+def friction_torque(model: JointModel, rec: Records, substeps: int = 1) -> np.ndarray:
     """τ_f [N·m | N] of ``model`` along every record (z integrated per record from the default
-    start of :func:`sparsefric.lugre.integrate_z`)."""
-    return np.concatenate([model.friction_torque(rec.qd[a:b], h, outside="ignore")
+    start of :func:`sparsefric.lugre.integrate_z`, in ``substeps`` parts per interval)."""
+    def one(qd: np.ndarray, h: float | np.ndarray) -> np.ndarray:
+        if substeps > 1 and model.kind == "lugre":
+            return lugre_torque(qd, h, model.friction, substeps=substeps)
+        return model.friction_torque(qd, h, outside="ignore")
+
+    return np.concatenate([one(rec.qd[a:b], h)
                            for (a, b), h in zip(rec.bounds, rec.dt, strict=True)])
 
 
-def model_torque(model: JointModel, rec: Records) -> np.ndarray:
+def model_torque(model: JointModel, rec: Records, substeps: int = 1) -> np.ndarray:
     """τ̂ = I q̈ + a_c cos q + a_s sin q + o + τ_f [N·m | N] along every record (all but I q̈
-    averaged where ``rec`` is)."""
+    averaged where ``rec`` is; z in ``substeps`` parts per interval)."""
     inertial = model.inertia * rec.qdd
-    rest = model.rigid_body_torque(rec.q, rec.qdd) - inertial + friction_torque(model, rec)
+    rest = (model.rigid_body_torque(rec.q, rec.qdd) - inertial
+            + friction_torque(model, rec, substeps))
     return inertial + rec.average(rest)
 
 
@@ -638,7 +646,7 @@ def critical_value(level: float, b: float) -> float:
 
 
 def optimum_step(model: JointModel, rec: Records, names: Sequence[str], J: np.ndarray,
-                 residual: np.ndarray, halvings: int = 4) -> np.ndarray:
+                 residual: np.ndarray, halvings: int = 4, substeps: int = 1) -> np.ndarray:
     r"""The Gauss–Newton step from the estimate towards the prediction-error optimum.
 
     δ = argmin ‖r − J δ‖ in linearisation coordinates, halved until the simulated torque's
@@ -646,6 +654,8 @@ def optimum_step(model: JointModel, rec: Records, names: Sequence[str], J: np.nd
     the least-squares optimum of the prediction error: its iterations stop at a tolerance and
     fit subsets of the samples. The covariance describes the scatter of that optimum, so
     :func:`fast_uncertainty` widens each interval to reach from the estimate to θ̂ + δ.
+    ``substeps``: the simulated torque's z integrated in that many parts per interval
+    (:func:`model_torque`).
     """
     d = np.linalg.norm(J, axis=0)
     d[d == 0] = 1.0
@@ -656,7 +666,7 @@ def optimum_step(model: JointModel, rec: Records, names: Sequence[str], J: np.nd
     for _ in range(halvings + 1):
         values = _from_linear(names, theta + step)
         if np.all(np.isfinite(values)) and np.all(values[log] > 0):  # no underflow of e^θ
-            r = rec.tau - model_torque(with_parameters(model, names, values), rec)
+            r = rec.tau - model_torque(with_parameters(model, names, values), rec, substeps)
             if np.all(np.isfinite(r)) and float(r @ r) < sse:
                 return step
         step = 0.5 * step
@@ -674,8 +684,14 @@ def _intervals(estimate: np.ndarray, optima: np.ndarray, sd: np.ndarray, c: floa
 
 
 #: Columns of the fast table: each optimum of :func:`fast_uncertainty` minus the estimate, in
-#: the order of its ``steps`` (measured torque, denoised torque, lighter-smoothed angle).
-GAPS = ("gap", "denoised_gap", "angle_gap")
+#: the order of its ``steps`` (measured torque, denoised torque, lighter-smoothed angle, z
+#: integrated in parts).
+GAPS = ("gap", "denoised_gap", "angle_gap", "integration_gap")
+#: Parts of each sample interval in which the fourth optimum integrates z
+#: (:func:`sparsefric.lugre.integrate_z`): the model's own rule holds q̇ and g at their mean over
+#: an interval, which misjudges the bristle's decay where q̇ reverses or rings within it
+#: (``DESIGN.md`` §48).
+INTEGRATION_SUBSTEPS = 4
 #: Factor on each record's TV weight κ of the angle for the third optimum: a decade less
 #: smoothing (:func:`lighter_smoothing`).
 LIGHTER_SMOOTHING = 0.1
@@ -736,11 +752,12 @@ def _records_step(model: JointModel, data: Sequence[Prepared], names: Sequence[s
 def _optimum_steps(model: JointModel, data: Sequence[Prepared], names: Sequence[str]
                    ) -> tuple[np.ndarray, Records, np.ndarray, np.ndarray]:
     """The Gauss–Newton steps (:func:`optimum_step`) to the prediction-error optima of the
-    measured torque, the denoised torque and the measured torque on the angle differentiated
+    measured torque, the denoised torque, the measured torque on the angle differentiated
     with a decade less smoothing (:func:`lighter_smoothing`; a zero step where it does not
     apply; records longer than :data:`LONG_RECORD`: the measured torque's step plus the
-    difference of the two weights' steps on windows), one row each; with the measured
-    records, τ̂ and J on them."""
+    difference of the two weights' steps on windows) and the measured torque simulated with z
+    integrated in :data:`INTEGRATION_SUBSTEPS` parts per interval (J kept), one row each (the
+    order of :data:`GAPS`); with the measured records, τ̂ and J on them."""
     rec = Records.of(data, "measured")
     tau_hat, J = torque_jacobian(model, rec, names)
     denoised = rec.with_torque(Records.of(data).tau)
@@ -757,6 +774,9 @@ def _optimum_steps(model: JointModel, data: Sequence[Prepared], names: Sequence[
                      - _records_step(model, same, names))
     else:
         steps.append(_records_step(model, lighter, names))
+    parts = INTEGRATION_SUBSTEPS
+    steps.append(optimum_step(model, rec, names, J, rec.tau - model_torque(model, rec, parts),
+                              substeps=parts))
     return np.array(steps), rec, tau_hat, J
 
 
@@ -776,14 +796,16 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
 
     .. math:: [\hat\theta - r - c\,s,\; \hat\theta + r + c\,s], \quad
               r = \max(|\theta^*_m - \hat\theta|, |\theta^*_d - \hat\theta|,
-                        |\theta^*_\kappa - \hat\theta|)
+                        |\theta^*_\kappa - \hat\theta|, |\theta^*_z - \hat\theta|)
 
     with s its standard deviation (residuals of the measured torque, which the final
     coefficients regress), θ*_m, θ*_d and θ*_κ the prediction-error optima one Gauss–Newton
     step away (:func:`optimum_step`) of the measured torque, of the denoised torque, and of
     the measured torque on the angle differentiated again with a tenth of each record's TV
-    weight (:func:`lighter_smoothing`; the ``gap``, ``denoised_gap`` and ``angle_gap``
-    columns), and c the fixed-b critical value of ``level`` at b = ΣL/n
+    weight (:func:`lighter_smoothing`), and of the measured torque simulated with z
+    integrated in :data:`INTEGRATION_SUBSTEPS` parts per interval (the ``gap``,
+    ``denoised_gap``, ``angle_gap`` and ``integration_gap`` columns), and c the fixed-b
+    critical value of ``level`` at b = ΣL/n
     (:func:`critical_value`). Derived quantities (break-away torque, g(0) = f_c + ΣA [N·m])
     and the static curve τ_ss(q̇) at ``velocity`` by the delta method, ∇f Cov ∇fᵀ, with the
     same rule.
@@ -832,8 +854,9 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     Returns
     -------
     ParameterUncertainty
-        ``method`` = ``"fast"``; ``table`` has ``gap``, ``denoised_gap`` and ``angle_gap``
-        columns (θ*_m − θ̂, θ*_d − θ̂, θ*_κ − θ̂ [unit]), ``structure_shift``,
+        ``method`` = ``"fast"``; ``table`` has ``gap``, ``denoised_gap``, ``angle_gap`` and
+        ``integration_gap`` columns (θ*_m − θ̂, θ*_d − θ̂, θ*_κ − θ̂, θ*_z − θ̂ [unit]),
+        ``structure_shift``,
         ``extrapolation_shift`` and ``unresolved``; with the covariance, the lag windows and
         the critical value.
     """
@@ -1727,6 +1750,9 @@ def _smoothing_clause(row) -> str:
     if (moved := _moved_beyond(row, "angle_gap")) is not None:
         out += (f"; on the angle differentiated with a tenth of the smoothing it is "
                 f"{moved:.4g}: the differentiation moves it")
+    if (moved := _moved_beyond(row, "integration_gap")) is not None:
+        out += (f"; with z integrated in {INTEGRATION_SUBSTEPS} parts per sample interval it "
+                f"is {moved:.4g}: the model's sampling of the bristle moves it")
     return out
 
 
