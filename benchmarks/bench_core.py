@@ -12,11 +12,10 @@ Run:  .venv/bin/python benchmarks/bench_core.py            (~10 min; the 1e6-sam
    ``DEFAULT_OMEGA_STARTS``) on 50,000 simulated samples (target ≤ 2 s);
 4. ``sparsefric identify`` (CLI wall, report included) on data/example and on a 4-record,
    ~53k-sample joint simulated by ``sparsefric simulate``; on the same data the fit alone, the
-   report alone, the fit with the inner loop's walk (``inner_rule="best"``, the default before
-   ``DESIGN.md`` §47) and ``--method output-error`` (IDIM-LS start, the five default σ0
-   starts) in this process; ``sparsefric predict`` and ``sparsefric --help`` (targets of the
-   4-record joint: identify ≤ 3 s and ≤ 1× output-error, fit ≤ 1.5 s, report ≤ 0.8 s;
-   predict ≤ 1 s, --help ≤ 0.3 s);
+   report alone and ``--method output-error`` (IDIM-LS start, the five default σ0 starts) in
+   this process; ``sparsefric predict`` and ``sparsefric --help`` (targets of the 4-record
+   joint: identify ≤ 3 s and ≤ 1× output-error, fit ≤ 1.5 s, report ≤ 0.8 s; predict ≤ 1 s,
+   --help ≤ 0.3 s);
 5. ``SparseFric(static_only=False).fit`` on 10k, 50k, 200k and 1M simulated samples, each size in
    its own child process: wall time, peak resident memory (1M: ≤ 30 s, ≤ 1.5 GB) and the
    exponent of the growth of the time from 50k to 1M (≤ 1.1).
@@ -238,8 +237,6 @@ def bench_data_set(name: str, files: dict[str, list[str]], root: Path) -> dict:
     cli(*identify_args(files, out))  # numba caches, page cache
     wall, walls, _ = median_wall(lambda: cli(*identify_args(files, out)))
     fit, _, est = median_wall(lambda: SparseFric().fit(train, validate=val))
-    walk, _, walked = median_wall(
-        lambda: SparseFric(inner_rule="best").fit(train, validate=val))
     stage = root / f"report_{name}"
 
     def report() -> None:
@@ -252,8 +249,7 @@ def bench_data_set(name: str, files: dict[str, list[str]], root: Path) -> dict:
     return {"samples": sum(len(t) for t in train), "records": len(train), "wall": wall,
             "walls": walls, "fit": fit, "report": rep, "oe": oe, "ratio": wall / oe,
             "fit_ratio": fit / oe, "oe_evals": oe_model.extra["output_error"]["evaluations"],
-            "model": est.model_.kind, "out": out, "walk": walk,
-            "walk_sigma0": walked.model_.sigma0 / est.model_.sigma0 - 1.0}
+            "model": est.model_.kind, "out": out}
 
 
 def bench_predict(files: dict[str, list[str]], model: Path) -> float:
@@ -368,14 +364,10 @@ def cli_rows(root: Path) -> list[tuple[str, ...]]:
                      "≤ 1.5 s" if strict else "—",
                      _ok(r["fit"] <= 1.5) if strict else "—",
                      f"÷ output-error ×5 = {r['fit_ratio']:.2f}; TV differentiation included"))
-        rows.append((f"4. `SparseFric(inner_rule=\"best\").fit` alone, {name} (the walk, "
-                     "before DESIGN.md §47)", f"{r['walk']:.2f} s", "—", "—",
-                     f"the default's fit ÷ this = {r['fit'] / r['walk']:.2f}; σ0 "
-                     f"{100 * r['walk_sigma0']:+.2f} % from the default's"))
         rows.append((f"4. report and result files alone (`write_results`), {name}",
                      f"{r['report']:.2f} s", "≤ 0.8 s" if strict else "—",
                      _ok(r["report"] <= 0.8) if strict else "—", ""))
-        print(*rows[-4:], sep="\n", flush=True)
+        print(*rows[-3:], sep="\n", flush=True)
     pred = bench_predict(sets["data/example"], results["data/example"]["out"] / "model.json")
     rows.append(("4. `sparsefric predict` on data/example's 2 test records",
                  f"{pred:.2f} s", "≤ 1 s", _ok(pred <= 1.0), "CLI wall, TV differentiation "

@@ -202,9 +202,9 @@ class SparseFric(RegressorMixin, BaseEstimator):
         result if it predicts better (:mod:`sparsefric.steps.refinement`; paper: False).
     polish : bool, optional
         Finish each LuGre run with a 1-D search of σ0 (``DESIGN.md`` §14; paper: False).
-    inner_rule : {"search", "best", "paper"}, optional
-        What an inner loop returns (``DESIGN.md`` §27, §47; sparsefric: ``search``, the end of
-        the paper's walk of σ0 reached by a line search).
+    inner_rule : {"best", "paper", "search"}, optional
+        What an inner loop returns (``DESIGN.md`` §27; ``search``: the same end reached by a
+        line search, §47).
     outer_stop : {"sigma0+g", "sigma0"}, optional
         Stop the outer loop when σ0 and g(q̇) settle, or σ0 alone (paper).
     omega_step : {"newton", "profile"}, optional

@@ -7,8 +7,8 @@ Given the static structure of step 1 and the frozen rigid-body part, with τ_c =
   least squares of τ_c on [u, u̇, active viscous columns] with u = σ0 z, u̇ = σ0 ż; σ0 ← σ0 ξ_u and
   σ1 = σ0 ξ_u̇ (σ0 before the update: u̇ was built with it, so this is the fitted σ1 exactly; the
   paper's eq. 19 uses the updated σ0, identical at convergence where ξ_u = 1). Repeat while the
-  training error E_τ decreases (:func:`walk_sigma0`); sparsefric finds where that walk ends by a
-  line search in σ0 (:func:`search_sigma0`, ``inner_rule="search"``, ``DESIGN.md`` §47).
+  training error E_τ decreases (:func:`walk_sigma0`), or find where that walk ends by a line
+  search in σ0 (:func:`search_sigma0`, ``inner_rule="search"``).
 * outer loop (step 2): least squares (SR3 with λ = 0) of τ_c on the active viscous columns,
   m(t)·[1, e^{−|q̇/Ω_s|^{δ_i}}] and ż, with m = s(q̇)(1 − ż/q̇) = σ0 z/g(q̇) (division-free; g of
   the previous iteration, with which z was integrated), and Newton updates of Ω_s. Gives g and τ_v.
@@ -195,7 +195,7 @@ class IterationSettings:
     #: finish every run with :func:`polish_sigma0` (not in the paper)
     polish: bool = True
     #: what an inner loop returns (:data:`~sparsefric.options.INNER_RULES`, ``DESIGN.md`` §27)
-    inner_rule: str = "search"
+    inner_rule: str = "best"
     #: how Ω_s moves in step 2's regression (:data:`~sparsefric.options.OMEGA_STEPS`, §28)
     omega_step: str = "newton"
 
@@ -450,7 +450,7 @@ def search_sigma0(fits: InnerFits, sigma0: float, max_fits: int) -> InnerFit:
 
 
 def inner_loop(params: FrictionParams, data: FrictionData, max_inner: int = 50,
-               refit_rigid: bool = True, rule: str = "search",
+               refit_rigid: bool = True, rule: str = "best",
                g: np.ndarray | None = None) -> InnerResult:
     """Step 3: integrate z, fit [u, u̇, viscous (, rigid body)], move σ0 by σ0 ← σ0 ξ_u while
     the error falls; at most ``max_inner`` fits.
