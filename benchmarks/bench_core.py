@@ -139,7 +139,8 @@ def bench_integrate_z(n: int = 1_000_000) -> dict:
     g = lugre.stribeck_g(qd[:m], p)
     step = np.full(m, 1e-3)
     t0 = time.perf_counter()
-    z_py, _ = slow(np.ascontiguousarray(qd[:m]), step, float(p.sigma0), g, float(p.tanh_k), 0.0)
+    z_py, _ = slow(np.ascontiguousarray(qd[:m]), step, float(p.sigma0), g, float(p.tanh_k), 0.0,
+                  1)
     t_py = time.perf_counter() - t0
     same = bool(np.allclose(z_py, z[:m], rtol=1e-12, atol=1e-15))
     return {"samples": n, "wall": wall, "rate": n / wall, "py_rate": m / t_py, "py_samples": m,
