@@ -126,7 +126,9 @@ _SWITCHES: tuple[tuple[str, dict], ...] = (
     ("aic_data", {"choices": AIC_DATA, "help": "samples AICc scores step 1 on (§15)"}),
     ("aic_domain", {"choices": AIC_DOMAINS,
                     "help": "AICc where m − k − 2 < 0: +∞ (guarded) or as printed (§27)"}),
-    ("inner_rule", {"choices": INNER_RULES, "help": "what an inner loop returns (§27)"}),
+    ("inner_rule", {"choices": INNER_RULES, "help": "what an inner loop returns: best walks σ0 "
+                    "by eq. 18 while the error falls, search finds where that walk ends by a "
+                    "line search (faster), paper as published (§27, §47)"}),
     ("outer_stop", {"choices": OUTER_STOPS, "help": "when the outer loop stops (§7, §27)"}),
     ("omega_step", {"choices": OMEGA_STEPS, "help": "how Ω_s moves between SR3 solves: Newton "
                     "with the coefficients fixed (default), or the profile's minimum (§28)"}),
