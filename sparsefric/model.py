@@ -200,14 +200,16 @@ class JointModel:
         return lugre.static_curve(qd, self.friction)
 
     def friction_torque(self, qd: np.ndarray, dt: float | np.ndarray,
-                        z0: float | None = None, *, outside: str = "warn") -> np.ndarray:
-        """Friction along a velocity record [N·m]: LuGre (z integrated) or static.
+                        z0: float | None = None, *, outside: str = "warn",
+                        substeps: int = 1) -> np.ndarray:
+        """Friction along a velocity record [N·m]: LuGre (z integrated, in ``substeps`` parts
+        per sample interval as :func:`sparsefric.lugre.integrate_z`) or static.
 
         ``outside`` as in :meth:`static_friction`.
         """
         qd = self._admitted(outside, velocity=qd)["velocity"]
         if self.kind == "lugre":
-            return lugre.lugre_torque(qd, dt, self.friction, z0)
+            return lugre.lugre_torque(qd, dt, self.friction, z0, substeps=substeps)
         return lugre.static_curve(qd, self.friction)
 
     def torque(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, dt: float | np.ndarray,

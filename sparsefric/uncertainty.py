@@ -68,7 +68,6 @@ from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywid
 from sparsefric.data import Trajectory
 from sparsefric.diagnostics import Finding
 from sparsefric.differentiation import sample_average, spaced_windows
-from sparsefric.lugre import lugre_torque
 from sparsefric.model import JointModel, StaticBand, Uncertainty, units
 from sparsefric.preprocessing import Prepared, Preprocessor, prepare
 from sparsefric.selection import SweepResult
@@ -424,12 +423,8 @@ class Records:
 def friction_torque(model: JointModel, rec: Records, substeps: int = 1) -> np.ndarray:
     """τ_f [N·m | N] of ``model`` along every record (z integrated per record from the default
     start of :func:`sparsefric.lugre.integrate_z`, in ``substeps`` parts per interval)."""
-    def one(qd: np.ndarray, h: float | np.ndarray) -> np.ndarray:
-        if substeps > 1 and model.kind == "lugre":
-            return lugre_torque(qd, h, model.friction, substeps=substeps)
-        return model.friction_torque(qd, h, outside="ignore")
-
-    return np.concatenate([one(rec.qd[a:b], h)
+    return np.concatenate([model.friction_torque(rec.qd[a:b], h, outside="ignore",
+                                                 substeps=substeps)
                            for (a, b), h in zip(rec.bounds, rec.dt, strict=True)])
 
 

@@ -421,10 +421,10 @@ def search_sigma0(fits: InnerFits, sigma0: float, max_fits: int) -> InnerFit:
 
     Steps in ln σ0 of ln ξ_u (the walk's first step), doubled while E_τ falls, bracket the
     minimum; a bounded Brent search (:data:`SEARCH_XATOL`) finds it. Why: where ξ_u sits near 1
-    the walk creeps (0.1–2 % per fit: 1500 fits, 30 outer iterations capped at 50 fits each,
-    to go from σ0 = 833 to 1172 N·m/rad on a 4-record joint whose E_τ falls to 1.7e4), and a
-    walk cut off by the cap ends wherever the cap falls. The search moves at most a factor
-    :data:`SEARCH_REACH` and makes at most ``max_fits`` fits.
+    the walk creeps (0.1–2 % per fit: on a 4-record joint whose E_τ falls all the way from
+    σ0 = 833 to 1.7e4 N·m/rad, 1500 fits — 30 outer iterations capped at 50 fits each — went
+    from 833 to 1172), and a walk cut off by the cap ends wherever the cap falls. The search
+    moves at most a factor :data:`SEARCH_REACH` and makes at most ``max_fits`` fits.
     """
     first = fits(sigma0)
     target = _update(first)
