@@ -25,7 +25,8 @@ to_dict` is the ``uncertainty`` section of ``model.json``):
     the pipeline's estimate θ̂ lies a Gauss–Newton step away from it (its iterations stop at a
     tolerance and fit subsets of the samples), and every interval reaches from θ̂ to θ* before
     adding ± c·sd, and to the optima of the denoised torque and of a lighter-smoothed angle
-    (what the preprocessing moves). The structures the selection's own sweep supports about as
+    (what the preprocessing moves) and of z integrated in parts (what the model's sampling of
+    the bristle moves). The structures the selection's own sweep supports about as
     well (Akaike confidence set) widen f_c and the break-away (:func:`structure_shifts`);
     **the rest of the structure selection's uncertainty is not included**, nor biases of the
     model class. Cost: ≈ 40 evaluations of the friction along the data and one TV solve per
@@ -1706,7 +1707,7 @@ def _wide(row, level: float) -> Finding:
                    f"{CHECKED[row.name]} is poorly determined by these data: {level:.0%} "
                    f"interval [{row.lower:.4g}, {row.upper:.4g}] {row.unit} around "
                    f"{row.estimate:.4g}, which allows an error above {_precision(row.name):.0%}"
-                   + _smoothing_clause(row) + _structure_clause(row)
+                   + _gap_clauses(row) + _structure_clause(row)
                    + _extrapolation_clause(row))
 
 
@@ -1741,20 +1742,25 @@ def _moved_beyond(row, column: str) -> float | None:
     return moved
 
 
-def _smoothing_clause(row) -> str:
-    """Why, where the denoised torque's or the lighter-smoothed angle's optimum alone is off
-    by more than the precision: the smoothing moves the estimate (fast intervals only)."""
-    out = ""
-    if (moved := _moved_beyond(row, "denoised_gap")) is not None:
-        out += (f"; fitted to the denoised instead of the measured torque it is {moved:.4g}: "
-                "the torque smoothing moves it")
-    if (moved := _moved_beyond(row, "angle_gap")) is not None:
-        out += (f"; on the angle differentiated with a tenth of the smoothing it is "
-                f"{moved:.4g}: the differentiation moves it")
-    if (moved := _moved_beyond(row, "integration_gap")) is not None:
-        out += (f"; with z integrated in {INTEGRATION_SUBSTEPS} parts per sample interval it "
-                f"is {moved:.4g}: the model's sampling of the bristle moves it")
-    return out
+#: What moved the estimate to each optimum but the measured torque's, by :data:`GAPS` column:
+#: the clause's condition and its cause, for the wide-interval warning.
+GAP_CAUSES = {
+    "denoised_gap": ("fitted to the denoised instead of the measured torque",
+                     "the torque smoothing moves it"),
+    "angle_gap": ("on the angle differentiated with a tenth of the smoothing",
+                  "the differentiation moves it"),
+    "integration_gap": (f"with z integrated in {INTEGRATION_SUBSTEPS} parts per sample interval",
+                        "the model's sampling of the bristle moves it"),
+}
+
+
+def _gap_clauses(row) -> str:
+    """Why, where the optimum of the denoised torque, the lighter-smoothed angle or z
+    integrated in parts alone is off by more than the precision: the preprocessing or the
+    model's sampling moves the estimate (fast intervals only)."""
+    return "".join(f"; {condition} it is {moved:.4g}: {cause}"
+                   for column, (condition, cause) in GAP_CAUSES.items()
+                   if (moved := _moved_beyond(row, column)) is not None)
 
 
 def _precision(name: str) -> float:
