@@ -42,6 +42,7 @@ from sparsefric.uncertainty import (
     percentile_table,
     record_pieces,
     resample_tasks,
+    static_shifts,
     static_velocity_grid,
     structure_shifts,
     torque_jacobian,
@@ -472,6 +473,8 @@ def test_fit_records_the_range_of_its_data_and_the_intervals_of_its_model(small_
     assert est.validity_.torque == (tau.min(), tau.max())
     assert est.static_model_.validity == est.validity_
     assert all(f.message in est.warnings_ for f in uncertainty_findings(u))
+    shift = u.table.set_index("name").loc["inertia", "static_shift"]
+    assert shift == pytest.approx(abs(est.static_model_.inertia - est.model_.inertia))
     validate_model_dict(json.loads(est.model_.to_json()))
     faster = _moves(SMALL, [(1.5, -0.5, 0.5, 8.0, 1)], "test")
     with pytest.warns(OutsideValidityWarning, match="velocity 1.5"):
@@ -661,6 +664,30 @@ def test_a_wide_coulomb_interval_says_when_other_structures_move_it():
                                                          empty, empty))
     assert "other friction terms or Stribeck exponents" in found.message
     assert "up to 6 N·m" in found.message
+
+
+def test_a_lugre_inertia_interval_reaches_step_1s_estimate_and_says_so():
+    """Step 1 (static friction, sliding samples) puts I at 1.2 where the LuGre model has 1.0
+    with an interval of ±3 %: the interval becomes [0.97, 1.2] and the wide-interval warning
+    names step 1's fit. A kept static model, or a step-1 inertia ≤ 0, shifts nothing."""
+    from types import SimpleNamespace
+
+    lugre = SMALL.with_(inertia=1.0)
+    static = SMALL.with_(kind="static", inertia=1.2, sigma0=0.0, sigma1=0.0)
+    result = SimpleNamespace(model=lugre, static_model=static)
+    np.testing.assert_allclose(static_shifts(result)["inertia"], [0.2])
+    assert static_shifts(SimpleNamespace(model=static, static_model=static)) == {}
+    assert static_shifts(SimpleNamespace(model=lugre,
+                                         static_model=static.with_(inertia=-0.1))) == {}
+    table = pd.DataFrame({"name": ["inertia"], "kind": "parameter", "unit": "kg·m²",
+                          "estimate": 1.0, "std": 0.01, "lower": 0.97, "upper": 1.03,
+                          "gap": 0.0, "denoised_gap": 0.0})
+    table = widen(table, static_shifts(result), "static_shift")
+    assert (table.loc[0, "lower"], table.loc[0, "upper"]) == (0.97, pytest.approx(1.23))
+    empty = np.zeros(0)
+    (found,) = uncertainty_findings(ParameterUncertainty("fast", 0.95, table, empty, empty,
+                                                         empty, empty))
+    assert "step 1's fit with the static friction" in found.message and "0.2 kg·m²" in found.message
 
 
 def test_an_extrapolated_breakaway_interval_spans_the_models_rise_below_the_data():
