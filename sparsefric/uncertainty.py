@@ -27,7 +27,8 @@ to_dict` is the ``uncertainty`` section of ``model.json``):
     adding ± c·sd, and to the optima of the denoised torque and of a lighter-smoothed angle
     (what the preprocessing moves) and of z integrated in parts (what the model's sampling of
     the bristle moves). The structures the selection's own sweep supports about as
-    well (Akaike confidence set) widen f_c and the break-away (:func:`structure_shifts`);
+    well (Akaike confidence set) widen f_c and the break-away (:func:`structure_shifts`), and
+    a LuGre model's inertia reaches step 1's with the static friction (:func:`static_estimates`);
     **the rest of the structure selection's uncertainty is not included**, nor biases of the
     model class. Cost: ≈ 40 evaluations of the friction along the data and one TV solve per
     record, 0.3 s on data/example.
@@ -114,6 +115,8 @@ __all__ = [
     "record_pieces",
     "resample_tasks",
     "residual_correlation",
+    "reach",
+    "static_estimates",
     "static_velocity_grid",
     "structure_shifts",
     "torque_jacobian",
@@ -159,7 +162,7 @@ class ParameterUncertainty:
         (:func:`optimum_step`) [unit],
         ``structure_shift``, the largest move of the estimate under other structures the data
         support (:func:`structure_shifts`) [unit], ``static_shift``, |step 1's inertia − the
-        LuGre model's| (:func:`static_shifts`; from :func:`result_fast`) [unit], and
+        LuGre model's| (:func:`static_estimates`; from :func:`result_fast`) [unit], and
         ``extrapolation_shift``, the model's rise of an extrapolated break-away below the
         slowest steady speed (:func:`extrapolation_shifts`) [unit]; ``unresolved`` (fast, and
         bootstrap from its hull with the fast intervals): σ0 and σ1 rows opened because the
@@ -954,26 +957,38 @@ def result_fast(result, data: Sequence[Prepared], level: float,
     :func:`structure_sweep`)."""
     fast = fast_uncertainty(result.model, data, level=level,
                             shifts=structure_shifts(structure_sweep(result), level), **options)
-    return replace(fast, table=widen(fast.table, static_shifts(result), "static_shift"))
+    return replace(fast, table=reach(fast.table, static_estimates(result), "static_shift"))
 
 
-def static_shifts(result) -> dict[str, np.ndarray]:
-    """How far step 1 puts the inertia [kg·m² | kg] from a LuGre model's: I_static − I.
+def static_estimates(result) -> dict[str, float]:
+    """Step 1's inertia [kg·m² | kg], for the interval of a LuGre model's to reach.
 
     Step 1 fits the sliding samples with the static friction, the LuGre stage every sample with
     the bristle transients. Along the ramps q̈ absorbs whatever the friction model misses there,
     and which of the two misses less the data do not say where the low-speed shape is open
     (a Stribeck exponent that fits the steady levels as well): on a fresh zoo joint the two
-    ended at +20 % and +11 % with the LuGre interval ±3.6 %, and no warning. The fast interval
-    of a LuGre model's inertia reaches step 1's estimate (over 113 LuGre models of three zoo
-    seeds: every inertia off by more than 2 % then has an interval that says so, 54 of 57
-    before; coverage 94 → 97 %; ``DESIGN.md`` §51). Empty for a static model, or where step 1's
-    inertia is not positive (``checks.inertia_agreement`` reports that).
+    ended at +20 % and +11 % with the LuGre interval ±3.6 %, and no warning. Over 113 LuGre
+    models of three zoo seeds, with the fast interval reaching step 1's estimate every inertia
+    off by more than 2 % has an interval that says so (54 of 57 before) and coverage goes 94 →
+    97 % (``DESIGN.md`` §51). Empty for a static model, or where step 1's inertia is not
+    positive (``checks.inertia_agreement`` reports that).
     """
     static, model = result.static_model, result.model
     if model is static or model.kind != "lugre" or not static.inertia > 0:
         return {}
-    return {"inertia": np.array([static.inertia - model.inertia])}
+    return {"inertia": float(static.inertia)}
+
+
+def reach(table: pd.DataFrame, values: Mapping[str, float], column: str) -> pd.DataFrame:
+    """``table`` with the interval of each row named in ``values`` stretched to reach that
+    value, and |value − estimate| in ``column`` (0 where none)."""
+    out = table.assign(**{column: 0.0})
+    for name, value in values.items():
+        at = out["name"] == name
+        out.loc[at, "lower"] = np.fmin(out.loc[at, "lower"], value)
+        out.loc[at, "upper"] = np.fmax(out.loc[at, "upper"], value)
+        out.loc[at, column] = np.abs(value - out.loc[at, "estimate"])
+    return out
 
 
 def structure_sweep(result) -> SweepResult:
@@ -1744,7 +1759,7 @@ def _structure_clause(row) -> str:
 
 def _static_clause(row) -> str:
     """Why, where step 1's estimate with the static friction is off the LuGre model's by more
-    than the precision (fast intervals only: :func:`static_shifts`)."""
+    than the precision (fast intervals only: :func:`static_estimates`)."""
     shift = getattr(row, "static_shift", 0.0)
     if not (np.isfinite(shift) and shift > _precision(row.name) * abs(row.estimate)):
         return ""

@@ -40,9 +40,10 @@ from sparsefric.uncertainty import (
     pass_cuts,
     path_with_inclusion,
     percentile_table,
+    reach,
     record_pieces,
     resample_tasks,
-    static_shifts,
+    static_estimates,
     static_velocity_grid,
     structure_shifts,
     torque_jacobian,
@@ -669,24 +670,29 @@ def test_a_wide_coulomb_interval_says_when_other_structures_move_it():
 def test_a_lugre_inertia_interval_reaches_step_1s_estimate_and_says_so():
     """Step 1 (static friction, sliding samples) puts I at 1.2 where the LuGre model has 1.0
     with an interval of ±3 %: the interval becomes [0.97, 1.2] and the wide-interval warning
-    names step 1's fit. A kept static model, or a step-1 inertia ≤ 0, shifts nothing."""
+    names step 1's fit; at 0.98, inside the interval, nothing changes. A kept static model, or
+    a step-1 inertia ≤ 0, gives nothing to reach."""
     from types import SimpleNamespace
 
     lugre = SMALL.with_(inertia=1.0)
     static = SMALL.with_(kind="static", inertia=1.2, sigma0=0.0, sigma1=0.0)
-    result = SimpleNamespace(model=lugre, static_model=static)
-    np.testing.assert_allclose(static_shifts(result)["inertia"], [0.2])
-    assert static_shifts(SimpleNamespace(model=static, static_model=static)) == {}
-    assert static_shifts(SimpleNamespace(model=lugre,
-                                         static_model=static.with_(inertia=-0.1))) == {}
-    table = pd.DataFrame({"name": ["inertia"], "kind": "parameter", "unit": "kg·m²",
-                          "estimate": 1.0, "std": 0.01, "lower": 0.97, "upper": 1.03,
-                          "gap": 0.0, "denoised_gap": 0.0})
-    table = widen(table, static_shifts(result), "static_shift")
-    assert (table.loc[0, "lower"], table.loc[0, "upper"]) == (0.97, pytest.approx(1.23))
+    assert static_estimates(SimpleNamespace(model=lugre, static_model=static)) == {"inertia": 1.2}
+    assert static_estimates(SimpleNamespace(model=static, static_model=static)) == {}
+    assert static_estimates(SimpleNamespace(model=lugre,
+                                            static_model=static.with_(inertia=-0.1))) == {}
+    table = pd.DataFrame({"name": ["inertia", "coulomb"], "kind": "parameter",
+                          "unit": ["kg·m²", "N·m"], "estimate": [1.0, 4.0], "std": 0.01,
+                          "lower": [0.97, 3.9], "upper": [1.03, 4.1], "gap": 0.0,
+                          "denoised_gap": 0.0})
+    inside = reach(table, {"inertia": 0.98}, "static_shift")
+    pd.testing.assert_frame_equal(inside[table.columns], table)
+    table = reach(table, {"inertia": 1.2}, "static_shift").set_index("name")
+    assert (table.loc["inertia", "lower"], table.loc["inertia", "upper"]) == (0.97, 1.2)
+    assert table.loc["inertia", "static_shift"] == pytest.approx(0.2)
+    assert table.loc["coulomb", "static_shift"] == 0.0
     empty = np.zeros(0)
-    (found,) = uncertainty_findings(ParameterUncertainty("fast", 0.95, table, empty, empty,
-                                                         empty, empty))
+    (found,) = uncertainty_findings(ParameterUncertainty("fast", 0.95, table.reset_index(), empty,
+                                                         empty, empty, empty))
     assert "step 1's fit with the static friction" in found.message and "0.2 kg·m²" in found.message
 
 
