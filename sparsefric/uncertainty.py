@@ -970,7 +970,7 @@ def static_estimates(result) -> dict[str, float]:
     ended at +20 % and +11 % with the LuGre interval ±3.6 %, and no warning. Over 113 LuGre
     models of three zoo seeds, with the fast interval reaching step 1's estimate every inertia
     off by more than 2 % has an interval that says so (54 of 57 before) and coverage goes 94 →
-    97 % (``DESIGN.md`` §51). Empty for a static model, or where step 1's inertia is not
+    96 % (``DESIGN.md`` §51). Empty for a static model, or where step 1's inertia is not
     positive (``checks.inertia_agreement`` reports that).
     """
     static, model = result.static_model, result.model
