@@ -112,10 +112,10 @@ __all__ = [
     "pass_cuts",
     "path_with_inclusion",
     "percentile_table",
+    "reach",
     "record_pieces",
     "resample_tasks",
     "residual_correlation",
-    "reach",
     "static_estimates",
     "static_velocity_grid",
     "structure_shifts",
@@ -954,7 +954,8 @@ def result_fast(result, data: Sequence[Prepared], level: float,
                 **options) -> ParameterUncertainty:
     """:func:`fast_uncertainty` of ``result.model`` on its prepared ``data``, with the shifts
     of the structures the sweep that chose its terms supports (:func:`structure_shifts` of
-    :func:`structure_sweep`)."""
+    :func:`structure_sweep`) and a LuGre model's inertia reaching step 1's
+    (:func:`static_estimates`)."""
     fast = fast_uncertainty(result.model, data, level=level,
                             shifts=structure_shifts(structure_sweep(result), level), **options)
     return replace(fast, table=reach(fast.table, static_estimates(result), "static_shift"))
@@ -1743,28 +1744,30 @@ def _wide(row, level: float) -> Finding:
                    f"{CHECKED[row.name]} is poorly determined by these data: {level:.0%} "
                    f"interval [{row.lower:.4g}, {row.upper:.4g}] {row.unit} around "
                    f"{row.estimate:.4g}, which allows an error above {_precision(row.name):.0%}"
-                   + _gap_clauses(row) + _structure_clause(row) + _static_clause(row)
+                   + _gap_clauses(row) + _shift_clauses(row)
                    + _extrapolation_clause(row))
 
 
-def _structure_clause(row) -> str:
-    """Why, where other structures the data support move the estimate by more than the
-    precision (fast intervals only)."""
-    shift = getattr(row, "structure_shift", 0.0)
-    if not (np.isfinite(shift) and shift > _precision(row.name) * abs(row.estimate)):
-        return ""
-    return (f"; other friction terms or Stribeck exponents that fit these data about as well "
-            f"move it by up to {shift:.3g} {row.unit}")
+#: What moves the estimate by each shift column, for the wide-interval warning: the clause
+#: (``{shift}`` and ``{unit}`` filled in) where the shift exceeds the precision.
+SHIFT_CAUSES = {
+    "structure_shift": "other friction terms or Stribeck exponents that fit these data about as "
+                       "well move it by up to {shift} {unit}",
+    "static_shift": "step 1's fit with the static friction on the sliding samples moves it by "
+                    "{shift} {unit}: the friction model's transients move it",
+}
 
 
-def _static_clause(row) -> str:
-    """Why, where step 1's estimate with the static friction is off the LuGre model's by more
-    than the precision (fast intervals only: :func:`static_estimates`)."""
-    shift = getattr(row, "static_shift", 0.0)
-    if not (np.isfinite(shift) and shift > _precision(row.name) * abs(row.estimate)):
-        return ""
-    return (f"; step 1's fit with the static friction on the sliding samples moves it by "
-            f"{shift:.3g} {row.unit}: the friction model's transients move it")
+def _shift_clauses(row) -> str:
+    """Why, where other structures the data support (:func:`structure_shifts`) or step 1's
+    fit (:func:`static_estimates`) move the estimate by more than the precision (fast
+    intervals only)."""
+    out = ""
+    for column, cause in SHIFT_CAUSES.items():
+        shift = getattr(row, column, 0.0)
+        if np.isfinite(shift) and shift > _precision(row.name) * abs(row.estimate):
+            out += "; " + cause.format(shift=f"{shift:.3g}", unit=row.unit)
+    return out
 
 
 def _extrapolation_clause(row) -> str:
