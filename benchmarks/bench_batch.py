@@ -1,6 +1,7 @@
 """Wall time of ``sparsefric batch`` on 16 joints with 1 and 2 local worker processes.
 
 Run:  .venv/bin/python benchmarks/bench_batch.py [--joints 16] [--fast] [--workers 1,2]
+                                                  [--results]
 
 Every joint is data/example (2 train, 2 validate, 2 test trajectories, 47 k samples in all)
 under another name; joints after the first get Gaussian torque noise of a different seed
@@ -8,25 +9,25 @@ under another name; joints after the first get Gaussian torque noise of a differ
 (about 20–50 s per joint on this data, so 16 joints take minutes); ``--fast`` uses one σ0 and
 one Ω_s start and 6 thresholds (a few seconds per joint). Each run starts from an empty output
 directory; the wall time includes starting the worker processes and writing the reports.
-Prints one line per worker count: wall time [s], joints per minute and speed-up over 1 worker.
+Prints one line per worker count: wall time [s], joints per minute and speed-up over 1 worker;
+``--results`` also writes them into benchmarks/RESULTS.md (section "Batch"), with each wall time
+as a fraction of the first count's (issue target: 8 joints on 2 workers ≤ 0.6× 1 worker).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-# this folder's coverage.py would shadow the coverage package that numba imports
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+import numpy as np
+import pandas as pd
+from run import RESULTS, machine, md_table, replace_section
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from sparsefric.batch import run_manifest  # noqa: E402
-from sparsefric.data import load_trajectories, save_trajectory  # noqa: E402
+from sparsefric.atomic import write_text
+from sparsefric.batch import run_manifest
+from sparsefric.data import load_trajectories, save_trajectory
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "example"
 FAST = {"sigma0_starts": "1e4", "omega_starts": "0.05",
@@ -74,12 +75,30 @@ def make_manifest(root: Path, joints: int, fast: bool, sigma: float = 0.1) -> Pa
     return path
 
 
+#: The RESULTS.md heading of this benchmark's section.
+HEADING = "## Batch: joints on worker processes"
+
+
+def results_section(rows: list[dict], joints: int, fast: bool) -> str:
+    """The RESULTS.md section of one run: a row per worker count."""
+    option = " --fast" if fast else ""
+    return "\n".join([
+        HEADING, "",
+        f"- {joints} joints (data/example each, noisy copies after the first), "
+        f"{'fast' if fast else 'default'} options; machine: {machine()}",
+        f"- reproduce: `python benchmarks/bench_batch.py --joints {joints}{option} --results`",
+        "", md_table(pd.DataFrame(rows)), ""])
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--joints", type=int, default=16)
     p.add_argument("--workers", default="1,2", help="comma-separated worker counts")
     p.add_argument("--fast", action="store_true", help="fast identification options")
+    p.add_argument("--results", action="store_true",
+                   help="also write the wall times into benchmarks/RESULTS.md")
     args = p.parse_args()
+    rows = []
     with tempfile.TemporaryDirectory(prefix="bench_batch-") as tmp:
         root = Path(tmp)
         manifest = make_manifest(root, args.joints, args.fast)
@@ -95,6 +114,13 @@ def main() -> None:
             ok = int((table["status"] == "ok").sum())
             print(f"  workers={workers}: {wall:7.1f} s wall, {60 * args.joints / wall:5.1f} "
                   f"joints/min, speed-up {base / wall:4.2f}x ({ok}/{args.joints} ok)")
+            rows.append({"workers": workers, "wall s": f"{wall:.1f}",
+                         "joints/min": f"{60 * args.joints / wall:.1f}",
+                         "÷ first": f"{wall / base:.2f}", "ok": f"{ok}/{args.joints}"})
+    if args.results:
+        write_text(RESULTS, replace_section(RESULTS.read_text(), HEADING,
+                                            results_section(rows, args.joints, args.fast)))
+        print(f"wrote {RESULTS}")
 
 
 if __name__ == "__main__":

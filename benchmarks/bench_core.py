@@ -37,20 +37,17 @@ import time
 import types
 from pathlib import Path
 
-# this folder's coverage.py would shadow the coverage package that numba imports
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+import numpy as np
+from threadpoolctl import threadpool_limits
 
-import numpy as np  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
-
-import sparsefric.simulate.joint as simmod  # noqa: E402
-from sparsefric import lugre  # noqa: E402
-from sparsefric.data import Trajectory, load_trajectories  # noqa: E402
-from sparsefric.feature_library import static_library  # noqa: E402
-from sparsefric.identify import DEFAULT_OMEGA_STARTS, SparseFric  # noqa: E402
-from sparsefric.selection import sweep  # noqa: E402
-from sparsefric.signals import Signals  # noqa: E402
-from sparsefric.simulate import (  # noqa: E402
+import sparsefric.simulate.joint as simmod
+from sparsefric import lugre
+from sparsefric.data import Trajectory, load_trajectories
+from sparsefric.feature_library import static_library
+from sparsefric.identify import DEFAULT_OMEGA_STARTS, SparseFric
+from sparsefric.selection import sweep
+from sparsefric.signals import Signals
+from sparsefric.simulate import (
     EXAMPLE_SENSORS,
     EXAMPLE_TRUTH,
     Sensors,
@@ -463,7 +460,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write(path: Path, rows, total: float, scale: bool, load: list[float]) -> None:
-    sys.path.insert(0, str(HERE))
     from run import machine, update_core_section  # the same machine line as RESULTS.md
 
     lines = ["# Core benchmarks", "",

@@ -413,9 +413,9 @@ def write(path: Path, sections, total: float, quick: bool, warm: float) -> None:
     path.write_text("\n".join(parts) + kept_sections(path) + core_section())
 
 
-#: Sections of RESULTS.md that other scripts write (``zoo.py --results``, ``ablation.py``):
-#: a run of this script keeps them.
-OTHER_SECTIONS = ("## Joint zoo", "## Ablation")
+#: Sections of RESULTS.md that other scripts write (``zoo.py --results``, ``ablation.py``,
+#: ``bench_batch.py --results``): a run of this script keeps them.
+OTHER_SECTIONS = ("## Joint zoo", "## Ablation", "## Batch")
 
 
 def sections_of(text: str) -> list[str]:
