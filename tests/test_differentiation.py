@@ -342,6 +342,30 @@ def test_continuous_values_have_no_lattice():
     assert quantisation_step(np.sin(np.arange(20_000) * 1e-3) + rng.normal(0, 1e-5, 20_000)) == 0.0
 
 
+def test_a_slow_move_on_a_coarse_encoder_visits_few_counts_and_is_still_a_lattice():
+    """A zoo validation record: 0.0096 rad/s on a 12-bit encoder logged at 4 kHz visits six
+    counts in 10,201 samples (5 gaps, fewer than the 10 a lattice needs otherwise), dithering
+    between neighbours. Without the lattice the noise estimate fell to a third of the rounding
+    Δ/√12, κ to the bottom of its grid, and q̇ spiked to ±2.9 rad/s at every dither. Values held
+    for many samples but not on a lattice, and too few levels, stay continuous."""
+    from sparsefric.differentiation.trend_filter import measurement_noise_std, quantisation_step
+
+    step = 2 * np.pi / 2**12
+    t = np.arange(10_201) / 4000
+    rng = np.random.default_rng(5)
+    span = 5 * step  # back and forth over five counts at 0.0096 rad/s
+    q_true = span * (1 - np.abs(1 - (0.0096 * t / span) % 2)) - 0.6
+    qm = np.round((q_true + rng.normal(0.0, 0.09 * step, t.size)) / step) * step
+    assert 3 <= len(np.unique(qm)) <= 11
+    assert quantisation_step(qm) == pytest.approx(step, rel=1e-9)
+    assert measurement_noise_std(qm) == pytest.approx(step / np.sqrt(12))
+    d = differentiate(t, qm, np.zeros_like(t))
+    assert np.max(np.abs(d.qd)) < 0.3  # 0.12 rad/s; 3.3 with the lattice missed (κ 0.1)
+    held = np.repeat(rng.uniform(0.0, 1.0, 8), 1000)  # 8 arbitrary levels, each held
+    assert quantisation_step(held) == 0.0
+    assert quantisation_step(np.repeat([0.0, 1.0], 5000)) == 0.0
+
+
 @pytest.fixture(scope="module")
 def staircase() -> dict:
     """A light joint (I 0.05 kg·m², f_c 1.2 N·m) moving at 0.03 rad/s, logged at 1 kHz on a

@@ -93,6 +93,14 @@ LATTICE_SHARE = 0.95
 #: The smallest gap between distinct values may span this many steps at most (a record that
 #: never dwells on neighbouring counts).
 LATTICE_MAX_MULTIPLE = 20
+#: Fewest gaps between distinct values from which a lattice is read …
+LATTICE_MIN_GAPS = 10
+#: … unless the record repeats its values: at most this share of its samples distinct. A slow
+#: move on a coarse encoder visits a handful of counts, each for hundreds of samples (a zoo
+#: record at 0.0096 rad/s on a 12-bit encoder logged at 4 kHz: 6 values in 10,201 samples);
+#: continuous values are nearly all distinct, and their few gaps would be whole multiples of
+#: the smallest by chance only with probability (2 × LATTICE_TOLERANCE)^(gaps − 1).
+LATTICE_REPEATS = 0.01
 #: Gaps below this fraction of max|y| are differences of representation (a value printed with
 #: 9 digits, a turn added by unwrapping), not of position.
 _REPRESENTATION = 1e-8
@@ -154,13 +162,16 @@ def quantisation_step(y: np.ndarray) -> float:
     k = 1, 2, … :data:`LATTICE_MAX_MULTIPLE`, then for the approximate gcd of the ten smallest
     gaps, Δ = c/k is refined to Σg/Σ round(g/Δ) and accepted when at least
     :data:`LATTICE_SHARE` of the gaps are whole numbers of it. The first (largest) Δ that passes
-    is returned. It does not need the signal to rest on a count: an encoder that
-    advances thousands of counts per sample is found too. Continuous values fail, since their
-    gaps are whole multiples of a small c only by chance (2 × 5 % of them). Units of ``y``.
+    is returned. It needs :data:`LATTICE_MIN_GAPS` gaps, or two where the record repeats its
+    values (:data:`LATTICE_REPEATS`). It does not need the signal to rest on a count: an
+    encoder that advances thousands of counts per sample is found too. Continuous values fail,
+    since their gaps are whole multiples of a small c only by chance (2 × 5 % of them). Units
+    of ``y``.
     """
     y = np.asarray(y, dtype=float)
     gaps = _lattice_gaps(y)
-    if gaps.size < 10:
+    repeats = 2 <= gaps.size < LATTICE_REPEATS * y.size
+    if gaps.size < LATTICE_MIN_GAPS and not repeats:
         return 0.0
     floor = _REPRESENTATION * float(np.max(np.abs(y)))
     for candidate in _candidates(gaps, floor):
