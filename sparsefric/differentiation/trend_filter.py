@@ -97,9 +97,10 @@ LATTICE_MAX_MULTIPLE = 20
 LATTICE_MIN_GAPS = 10
 #: … unless the record repeats its values: at most this share of its samples distinct. A slow
 #: move on a coarse encoder visits a handful of counts, each for hundreds of samples (a zoo
-#: record at 0.0096 rad/s on a 12-bit encoder logged at 4 kHz: 6 values in 10,201 samples);
-#: continuous values are nearly all distinct, and their few gaps would be whole multiples of
-#: the smallest by chance only with probability (2 × LATTICE_TOLERANCE)^(gaps − 1).
+#: record at 0.0096 rad/s on a 12-bit encoder logged at 4 kHz: 6 values in 10,201 samples).
+#: Continuous values are nearly all distinct; a record that holds a few values for many
+#: samples each is a staircase however its levels arose, and the rounding of its steps is a
+#: floor the trend filter should not smooth below.
 LATTICE_REPEATS = 0.01
 #: Gaps below this fraction of max|y| are differences of representation (a value printed with
 #: 9 digits, a turn added by unwrapping), not of position.
