@@ -392,6 +392,7 @@ class InnerFits:
                        coefficients=fit.coef[2:2 + n].copy())
 
     def rigid_of(self, fit: InnerFit) -> np.ndarray | None:
+        """The rigid-body coefficients of ``fit`` (the data's own where they were not refitted)."""
         n = 2 + len(self.powers)
         return fit.coef[n:].copy() if len(fit.coef) > n else self.data.rigid
 
