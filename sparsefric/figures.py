@@ -98,9 +98,11 @@ class Evaluation:
 
 # ----------------------------------------------------------------------------- step 1
 #: Labels of the sweep's rows off the λ path, by their ``variant``
-#: (:data:`sparsefric.selection.LINEAR_VISCOUS`, :data:`sparsefric.selection.EXPONENT`).
+#: (:data:`sparsefric.selection.LINEAR_VISCOUS`, :data:`sparsefric.selection.EXPONENT`,
+#: :data:`sparsefric.selection.ADDED`).
 VARIANT_LABELS = {"linear viscous": "the same support, viscous q̇ only",
-                  "exponent": "the selected support, another Stribeck δ"}
+                  "exponent": "the selected support, another Stribeck δ",
+                  "stribeck added": "the selected support, a Stribeck term added"}
 
 
 def selection(table: pd.DataFrame, unit: dict[str, str]) -> Figure:
@@ -116,8 +118,8 @@ def selection(table: pd.DataFrame, unit: dict[str, str]) -> Figure:
     a.line(thr, table["aic_r"], "AIC_r", COLORS["dynamic"]).points(thr, table["aic_r"],
                                                                   color=COLORS["dynamic"])
     for (variant, label), color in zip(VARIANT_LABELS.items(), (COLORS["step1"],
-                                                                COLORS["reference"]),
-                                       strict=True):
+                                                                COLORS["reference"],
+                                                                COLORS["cve"]), strict=True):
         rows = extra[extra["variant"] == variant]
         if len(rows):
             a.points(rows["threshold"].to_numpy(float), rows["aic_r"].to_numpy(float), label,
