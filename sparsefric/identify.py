@@ -65,7 +65,7 @@ from sparsefric.options import (
 from sparsefric.preprocessing import Prepared, Preprocessor
 from sparsefric.recipes import DEFAULT_OMEGA_STARTS, resolve
 from sparsefric.result import IdentificationResult, LuGreStage
-from sparsefric.segments import HOLD_OUT_MAX, hold_out
+from sparsefric.segments import HOLD_OUT_MAX, HeldOut, hold_out
 from sparsefric.selection import DEFAULT_RULE, SelectionRule
 from sparsefric.simulate import free_run
 from sparsefric.steps import checks
@@ -532,19 +532,23 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
 
     ``progress(description)`` is called as each step finishes, with the next step's name.
     """
-    held_out: list[str] = []
-    cut_notes: list[str] = []
     original, given = train, validate or []
-    if not validate and s.validation_share > 0:
-        train, validate, cut_notes = hold_out(train, s.validation_share)
-        held_out = [tr.name for tr in validate]
+    held = hold_out(train, s.validation_share) if not validate and s.validation_share > 0 \
+        else None
+    whole = _prepare_held_out(held, original, s.preprocessor) if held else None
+    if held:
+        train, validate = held.train, held.validate
+    held_out = [tr.name for tr in validate] if held else []
+    cut_notes = held.notes if held else []
     prep = s.preprocessor.prepare(train, remember=True)
     library = s.library()
     findings = _data_findings(prep, library, s.axis)
     val = s.preprocessor.prepare(validate, remember=True) if validate else None
     if s.pool_validation and val is not None and (pooled := _slower_validation(prep, val)):
         findings.append(pooled)
-        prep, val = s.preprocessor.prepare([*train, *validate], remember=True), None
+        prep = whole if whole is not None else \
+            s.preprocessor.prepare([*train, *validate], remember=True)
+        val = None
     progress("step 1: λ sweep")
     static = fit_static(prep, val, library, omega_starts=s.omega_starts,
                         nu=s.iterations.nu, thresholds=s.thresholds, rule=s.rule,
@@ -565,7 +569,6 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
                         for part in (prep, val) if part is not None for note in part.notes]
     result.findings += _fit_findings(result, static, prep, s)
     fitted = None
-    whole = s.preprocessor.prepare(original, remember=True) if held_out else None
     if s.static_only or forces_static(findings):
         if not s.static_only:
             result.convergence_reason = "static model only: the data cannot identify σ0, σ1"
@@ -575,6 +578,19 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
         _refit_static_whole(result, static, whole, s)
     _check_model(result, [prep, val] if val is not None else [prep], fitted)
     return result
+
+
+def _prepare_held_out(held: HeldOut, original: list[Trajectory],
+                      preprocessor: Preprocessor) -> Prepared | None:
+    """The records given, prepared whole, with the training parts and the held-out blocks of
+    ``held`` remembered as cuts of it (:meth:`Prepared.cut`): each record is differentiated
+    once. None where no block was held out (the records are then the training set)."""
+    if not held.validate:
+        return None
+    whole = preprocessor.prepare(original, remember=True)
+    preprocessor.remember(held.train, whole.cut(held.train_parts, held.train, whole.notes))
+    preprocessor.remember(held.validate, whole.cut(held.validate_parts, held.validate))
+    return whole
 
 
 def _refit_static_whole(result: IdentificationResult, static: StaticFit, whole: Prepared,

@@ -123,6 +123,30 @@ class Prepared:
         """‖τ − τ̂‖/‖τ‖ of ``model`` over every sample, τ the measured torque."""
         return relative_error(self.tau_raw, np.concatenate(self.torque(model)))
 
+    def cut(self, parts: Sequence[tuple[int, int, int]], records: Sequence[Trajectory],
+            notes: tuple[str, ...] = ()) -> Prepared:
+        """Samples ``start:stop`` of record ``k`` for each ``(k, start, stop)`` of ``parts``,
+        each a record of its own (``records``: its trajectory, in the same order).
+
+        The derivatives are those of the whole record: a record cut into training parts and
+        held-out blocks (:func:`sparsefric.segments.hold_out`) is differentiated once, and
+        every part carries the regularisation chosen on all of it, with no edge of the TV fit
+        at the cuts. Which samples slide is judged within each part, as for a record given
+        alone (its stops and its position span)."""
+        x = self.signals
+        rows = [np.arange(self.bounds[k][0] + a, self.bounds[k][0] + b) for k, a, b in parts]
+        columns = [(x.q[r], x.qd[r], x.qdd[r], self.tau[r], self.tau_raw[r],
+                    *_regime_columns(x.q[r], x.qd[r])) for r in rows]
+        q, qd, qdd, tau, raw, dist, span = (np.concatenate(c) for c in zip(*columns, strict=True))
+        ends = np.cumsum([0, *(len(r) for r in rows)])
+        return Prepared(Signals(q, qd, qdd), tau, raw, list(zip(ends[:-1].tolist(),
+                                                                ends[1:].tolist(), strict=True)),
+                        [self.dt[k] for k, _, _ in parts], dist, span,
+                        [r.name for r in records],
+                        [{**self.params[k], "trajectory": r.name}
+                         for (k, _, _), r in zip(parts, records, strict=True)],
+                        self.presliding_distance, tuple(records), notes)
+
 
 def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
             regularization: float | None = None, cutoff_hz: float | None = None,
@@ -153,10 +177,7 @@ def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
     # side by side keep every core busy (each piece's own two fits also run side by side)
     for piece, d in zip(pieces, in_parallel(derivatives, pieces), strict=True):
         _check_finite(d, piece.name)
-        lo, hi = np.percentile(d.q, [1, 99])
-        parts.append((d.q, d.qd, d.qdd, d.tau, piece.tau,
-                      distance_from_stops(d.q, d.qd, default_stop_speed(d.qd)),
-                      np.full(len(piece), max(hi - lo, 1e-12))))
+        parts.append((d.q, d.qd, d.qdd, d.tau, piece.tau, *_regime_columns(d.q, d.qd)))
         bounds.append((start, start + len(piece)))
         start += len(piece)
         params.append({"trajectory": piece.name, "method": d.method, **d.params})
@@ -182,6 +203,14 @@ def tvregdiff_kappa(record: Trajectory, alpha: float) -> tuple[float, float]:
         return float(alpha / sigma) if sigma > 0 else 0.0
 
     return kappa(record.q, 4), kappa(record.tau, 3)
+
+
+def _regime_columns(q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample of one record: the travelled distance to the nearest stop [rad] and the
+    record's position span [rad] (1st–99th percentile), the two that say which samples slide."""
+    lo, hi = np.percentile(q, [1, 99])
+    return (distance_from_stops(q, qd, default_stop_speed(qd)),
+            np.full(len(q), max(hi - lo, 1e-12)))
 
 
 def _check_finite(d: Derivatives, name: str) -> None:
@@ -243,8 +272,13 @@ class Preprocessor:
                        cutoff_hz=self.cutoff_hz, presliding_distance=self.presliding_distance,
                        tv_weight=self.tv_weight)
         if remember:
-            self._cache.append((key, prep))
+            self.remember(key, prep)
         return prep
+
+    def remember(self, trajectories: Sequence[Trajectory], prep: Prepared) -> None:
+        """Keep ``prep`` as the prepared set of ``trajectories`` (e.g. parts cut from a record
+        prepared whole, :meth:`Prepared.cut`)."""
+        self._cache.append((tuple(trajectories), prep))
 
     def __getstate__(self) -> dict:
         # the prepared sets are a cache of the fitted data, not part of the fitted model

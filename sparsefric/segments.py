@@ -22,6 +22,7 @@ no validation records are given, cut where the joint rests.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -312,9 +313,37 @@ def _complement(n: int, blocks: Sequence[tuple[int, int]]) -> list[tuple[int, in
     return [(a, b) for a, b in zip(edges[::2], edges[1::2], strict=True) if b > a]
 
 
+#: A sample range of a record: (index of the piece among the split records, start, stop).
+Part = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """Records given without validation data, cut into training parts and validation blocks.
+
+    Attributes
+    ----------
+    pieces : list of Trajectory
+        The records split at their jumps (:func:`split_records`).
+    train, validate : list of Trajectory
+        The training parts, named ``name[start:stop]`` (a piece without blocks keeps its
+        name), and the held-out blocks (empty if no piece was long enough).
+    train_parts, validate_parts : list of Part
+        Their sample ranges in ``pieces``, in the same order.
+    notes : list of str
+        The notes of the split at jumps.
+    """
+
+    pieces: list[Trajectory]
+    train: list[Trajectory]
+    validate: list[Trajectory]
+    train_parts: list[Part]
+    validate_parts: list[Part]
+    notes: list[str]
+
+
 def hold_out(trajectories: Sequence[Trajectory], fraction: float = HOLD_OUT_FRACTION,
-             blocks: int = HOLD_OUT_BLOCKS
-             ) -> tuple[list[Trajectory], list[Trajectory], list[str]]:
+             blocks: int = HOLD_OUT_BLOCKS) -> HeldOut:
     """Training parts and validation blocks of records given without validation data.
 
     Each record is split at its jumps (:func:`split_records`), and from each piece
@@ -322,22 +351,18 @@ def hold_out(trajectories: Sequence[Trajectory], fraction: float = HOLD_OUT_FRAC
     samples, cut at rests; the training parts are the spans between them. Selection (AICc) and
     the choice among σ0 starts then score data the fit has not seen, as with a validation file
     (``DESIGN.md`` §26). A piece too short for blocks stays whole in training.
-
-    Returns
-    -------
-    train : list of Trajectory
-        The training parts, named ``name[start:stop]`` (a record without blocks keeps its name).
-    validate : list of Trajectory
-        The held-out blocks (empty if no record was long enough).
-    notes : list of str
-        The notes of the split at jumps.
     """
     pieces, notes = split_records(trajectories)
-    train: list[Trajectory] = []
-    validate: list[Trajectory] = []
-    for piece in pieces:
+    train: list[Part] = []
+    validate: list[Part] = []
+    for k, piece in enumerate(pieces):
         held = validation_blocks(piece.q, measurement_noise_std(piece.q), fraction, blocks)
-        validate += [_piece(piece, a, b) for a, b in held]
-        train += ([_piece(piece, a, b) for a, b in _complement(len(piece), held)] if held
-                  else [piece])
-    return train, validate, notes
+        validate += [(k, a, b) for a, b in held]
+        train += [(k, a, b) for a, b in _complement(len(piece), held)] if held \
+            else [(k, 0, len(piece))]
+
+    def records(parts: list[Part]) -> list[Trajectory]:
+        return [pieces[k] if (a, b) == (0, len(pieces[k])) else _piece(pieces[k], a, b)
+                for k, a, b in parts]
+
+    return HeldOut(pieces, records(train), records(validate), train, validate, notes)

@@ -93,12 +93,41 @@ def test_identification_of_a_joined_file_gets_the_inertia(joined):
 def test_blocks_are_held_out_of_every_piece_and_every_sample_is_used_once(joined):
     """hold_out: split at the jumps, then about 20 % of each piece held out in blocks; training
     parts and blocks tile each piece."""
-    train, validate, notes = hold_out([joined])
+    cut = hold_out([joined])
+    train, validate, notes = cut.train, cut.validate, cut.notes
     assert len(notes) == 1 and "split there into 3" in notes[0]
     held = sum(len(v) for v in validate)
     assert sum(len(t) for t in train) + held == len(joined)
     assert 0.1 < held / len(joined) < 0.3 and len(validate) >= 9  # 4 blocks in each piece
     assert all(v.name.startswith("joined[") for v in validate)
+    # the parts name each record's samples in its piece, and tile every piece
+    for parts, records in ((cut.train_parts, train), (cut.validate_parts, validate)):
+        for (k, a, b), record in zip(parts, records, strict=True):
+            np.testing.assert_array_equal(record.q, cut.pieces[k].q[a:b])
+    for k, piece in enumerate(cut.pieces):
+        ranges = sorted((a, b) for j, a, b in cut.train_parts + cut.validate_parts if j == k)
+        assert ranges[0][0] == 0 and ranges[-1][1] == len(piece)
+        assert all(b == a2 for (_, b), (a2, _) in zip(ranges, ranges[1:], strict=False))
+
+
+def test_parts_cut_from_a_record_prepared_whole_keep_its_derivatives(moves):
+    """Prepared.cut: the parts' samples are the whole record's (differentiated once, one κ),
+    and which samples slide is judged within each part, as for a record prepared alone."""
+    record = moves[0]
+    whole = prepare([record])
+    n = len(record)
+    parts = [(0, 0, n // 3), (0, n // 3, n)]
+    records = [record.part(slice(a, b), f"{record.name}[{a}:{b}]") for _, a, b in parts]
+    cut = whole.cut(parts, records)
+    np.testing.assert_array_equal(cut.signals.qd, whole.signals.qd)
+    np.testing.assert_array_equal(cut.tau_raw, whole.tau_raw)
+    assert cut.bounds == [(0, n // 3), (n // 3, n)] and cut.names == [r.name for r in records]
+    assert [p["regularization"] for p in cut.params] == [whole.params[0]["regularization"]] * 2
+    assert [p["trajectory"] for p in cut.params] == cut.names
+    alone = prepare(records[:1])  # the first part differentiated on its own
+    np.testing.assert_allclose(cut.span[: n // 3], alone.span, rtol=1e-4)
+    assert cut.span[0] < whole.span[0]  # a third of the moves covers less of the stroke
+    assert (cut.sliding_mask(0.01)[: n // 3] == alone.sliding_mask(0.01)).mean() > 0.99
 
 
 def test_without_validation_data_selection_scores_held_out_blocks(moves):
