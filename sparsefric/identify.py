@@ -588,7 +588,8 @@ def _prepare_held_out(held: HeldOut, original: list[Trajectory],
     if not held.validate:
         return None
     whole = preprocessor.prepare(original, remember=True)
-    preprocessor.remember(held.train, whole.cut(held.train_parts, held.train, whole.notes))
+    notes = tuple(n for n in whole.notes if n not in held.notes)  # the cuts at jumps: once
+    preprocessor.remember(held.train, whole.cut(held.train_parts, held.train, notes))
     preprocessor.remember(held.validate, whole.cut(held.validate_parts, held.validate))
     return whole
 
