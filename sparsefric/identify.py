@@ -576,7 +576,10 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
         fitted = _fit_lugre(result, static, prep, val, s, progress, whole)
     if whole is not None:
         _refit_static_whole(result, static, whole, s)
-    _check_model(result, [prep, val] if val is not None else [prep], fitted)
+    # a record with held-out blocks is checked whole: its steady moves pair forward and
+    # backward within it, not within the parts the blocks cut it into
+    checked = [whole] if whole is not None else [prep, val] if val is not None else [prep]
+    _check_model(result, checked, fitted)
     return result
 
 
@@ -650,7 +653,7 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
     if errors(admissibility):
         raise SparsefricError(errors(admissibility)[0].message)
     model = result.model
-    cve = checks.cve_of(prepared)
+    cve = result.cve = checks.cve_of(prepared)
     found = (admissibility + checks.consistency(model, cve)
              + checks.reach(model, checks.steady_speeds(cve)))
     if model.kind == "lugre" and fitted is not None:

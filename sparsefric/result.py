@@ -93,6 +93,9 @@ class IdentificationResult:
         given (``name[start:stop]``, sample ranges); empty otherwise.
     convergence_reason : str
         Why the iterations stopped, or why there were none.
+    cve : DataFrame
+        The constant-velocity friction points of the fit's records that the model was checked
+        against (:func:`sparsefric.steps.checks.cve_of`; a record with held-out blocks whole).
     """
 
     model: JointModel
@@ -109,6 +112,7 @@ class IdentificationResult:
     converged: bool = True
     convergence_reason: str = "static model only"
     held_out: list[str] = field(default_factory=list)
+    cve: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     # ------------------------------------------------------------------ views
     @property

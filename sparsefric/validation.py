@@ -27,6 +27,7 @@ from sparsefric.differentiation import differentiate
 from sparsefric.errors import DataError
 from sparsefric.lugre import integrate_z
 from sparsefric.model import JointModel
+from sparsefric.regimes import default_stop_speed
 from sparsefric.simulate import as_lugre, free_run
 
 # --------------------------------------------------------------------------- torque metrics
@@ -245,11 +246,25 @@ def free_run_compare(model: JointModel, t: np.ndarray, q: np.ndarray, tau: np.nd
 # --------------------------------------------------------------------------- CVE
 
 
+#: Shortest travel of a constant-velocity run [share of the record's stroke, the 1st–99th
+#: percentile of q]. A steady move carries the joint across much of the stroke (a short slow
+#: move of a fixed-seed zoo file over 9 %); a joint held near rest creeps, slower than any move
+#: but above the stop speed, over a few µrad to a mrad, with the "friction" (τ⁺ − τ⁻)/2 of a
+#: bristle holding still (−90 … −120 % off the curve, zoo joints at 0.00002–0.005 rad/s).
+MIN_RUN_TRAVEL = 0.01
+
+
 def constant_velocity_mask(qd: np.ndarray, qdd: np.ndarray, *,
                            accel_threshold: float | None = None,
                            speed_threshold: float | None = None,
                            trim: int = 10) -> np.ndarray:
-    """Samples of the constant-velocity parts: |q̈| small, |q̇| not small, away from run edges.
+    """Samples of the constant-velocity parts: |q̈| small, the joint not stopped, away from run
+    edges.
+
+    The speed floor is the stop speed of :mod:`sparsefric.regimes`, so that every steady level
+    of a record that moves at several speeds counts, down to the slowest (a floor at 20 % of
+    the fastest speed kept only the fast levels of a one-file recording); the creep of a joint
+    held near rest, slower still, travels too little to count (:data:`MIN_RUN_TRAVEL`).
 
     Parameters
     ----------
@@ -258,14 +273,15 @@ def constant_velocity_mask(qd: np.ndarray, qdd: np.ndarray, *,
     accel_threshold : float, optional
         Largest |q̈| [rad/s²] (default: 5 % of the 99th percentile of |q̈|).
     speed_threshold : float, optional
-        Smallest |q̇| [rad/s] (default: 20 % of the 99th percentile of |q̇|).
+        Smallest |q̇| [rad/s] (default: the stop speed, 10⁻³ of the 99th percentile of |q̇|,
+        :func:`~sparsefric.regimes.default_stop_speed`).
     trim : int
         Samples dropped at both ends of every run (filter transients at the corners).
     """
     qd = np.asarray(qd, dtype=float)
     qdd = np.asarray(qdd, dtype=float)
     a_thr = 0.05 * np.percentile(np.abs(qdd), 99) if accel_threshold is None else accel_threshold
-    v_thr = 0.2 * np.percentile(np.abs(qd), 99) if speed_threshold is None else speed_threshold
+    v_thr = default_stop_speed(qd) if speed_threshold is None else speed_threshold
     mask = (np.abs(qdd) <= a_thr) & (np.abs(qd) > v_thr)
     out = np.zeros_like(mask)
     for a, b in _runs(mask):
@@ -313,7 +329,8 @@ def cve_pairs(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray, *
     level_tol : float
         Relative speed difference below which constant-velocity runs belong to one level.
     min_samples : int
-        Smallest number of samples per direction in a bin.
+        Smallest number of samples per direction in a bin. A run counts if it travels
+        :data:`MIN_RUN_TRAVEL` of the record's stroke.
 
     Returns
     -------
@@ -322,9 +339,10 @@ def cve_pairs(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray, *
         tau_plus, tau_minus, friction, gravity [N·m], n_plus, n_minus.
     """
     q, qd, qdd, tau = (np.asarray(x, dtype=float) for x in (q, qd, qdd, tau))
+    stroke = float(np.subtract(*np.percentile(q, [99, 1]))) if len(q) else 0.0
     mask = constant_velocity_mask(qd, qdd, accel_threshold=accel_threshold,
                                   speed_threshold=speed_threshold, trim=trim)
-    runs = _runs(mask)
+    runs = [(a, b) for a, b in _runs(mask) if abs(q[b - 1] - q[a]) >= MIN_RUN_TRAVEL * stroke]
     cols = ["level", "position", "v_plus", "v_minus", "tau_plus", "tau_minus", "friction",
             "gravity", "n_plus", "n_minus"]
     if not runs:

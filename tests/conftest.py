@@ -49,3 +49,31 @@ def fitted(example):
     from sparsefric.identify import SparseFric
 
     return SparseFric().fit(example["train"], validate=example["validate"])
+
+
+#: Speeds [rad/s] of the moves of :func:`one_file`, slowest first.
+ONE_FILE_SPEEDS = (0.05, 0.3, 1.2)
+
+
+@pytest.fixture(scope="session")
+def one_file():
+    """data/example's joint recorded in one continuous file: a back-and-forth move at each of
+    :data:`ONE_FILE_SPEEDS` in turn (each from where the last one stopped), closed loop,
+    20-bit encoder, 0.3 N·m torque noise — the single-file use, without jumps."""
+    import numpy as np
+
+    from sparsefric.simulate import EXAMPLE_TRUTH, Sensors
+    from sparsefric.simulate.excitation import trapezoid_moves
+    from sparsefric.simulate.joint import Controller, simulate
+
+    refs, q0 = [], -0.6
+    for v in ONE_FILE_SPEEDS:
+        _, q, qd, qdd = trapezoid_moves(q0, q0 + 1.0, v, 6.0, 0.3, 1, 1e-3)
+        refs.append((q, qd, qdd))
+        q0 = float(q[-1])
+    q_ref, qd_ref, qdd_ref = (np.concatenate(c) for c in zip(*refs, strict=True))
+    feedforward = EXAMPLE_TRUTH.with_(kind="static").rigid_body_torque(q_ref, qdd_ref)
+    sensors = Sensors(encoder_resolution=2 * np.pi / 2**20, position_noise=5e-6,
+                      torque_noise=0.3, seed=7)
+    return simulate(EXAMPLE_TRUTH, tau_ff=feedforward, q_ref=q_ref, qd_ref=qd_ref,
+                    controller=Controller(), sensors=sensors, name="one_file")

@@ -274,3 +274,19 @@ def test_a_static_refit_on_the_whole_records_that_predicts_them_worse_is_not_tak
                      thresholds=tuple(np.geomspace(0.1, 20, 6))).fit(pieces)
     assert est.relative_error(pieces) < 0.2  # 0.12 kept, 1.08 refitted
     assert est.model_.breakaway_torque() < 1.5 * est.model_.friction.coulomb
+
+
+@pytest.mark.slow
+def test_a_one_file_recording_is_checked_whole(one_file):
+    """Without validation data the file is cut into training parts and held-out blocks; the
+    model is checked against the constant-velocity friction of the whole file, every speed
+    level of it. Checked on the parts, the 0.05 rad/s level was lost (its forward and backward
+    runs lie in different parts) and the break-away was called extrapolated below 0.3 rad/s."""
+    from sparsefric.identify import SparseFric
+
+    from .conftest import ONE_FILE_SPEEDS
+
+    est = SparseFric(static_only=True).fit([one_file])
+    assert est.result_.held_out
+    np.testing.assert_allclose(est.result_.cve["velocity"], ONE_FILE_SPEEDS, rtol=0.03)
+    assert not any("(0.3 rad/s)" in w for w in est.warnings_)

@@ -128,6 +128,44 @@ def test_cve_synthetic_two_levels():
     np.testing.assert_allclose(pts["friction"], [3.5, 5.0], rtol=1e-3)
 
 
+def test_cve_finds_every_steady_level_of_a_one_file_recording(one_file, truth):
+    """Moves at 0.05, 0.3 and 1.2 rad/s in one record: a point per level at the true friction.
+    A speed floor at 20 % of the fastest speed (0.24 rad/s) kept only the two fast levels."""
+    from sparsefric.preprocessing import prepare
+
+    from .conftest import ONE_FILE_SPEEDS
+
+    prep = prepare([one_file])
+    x = prep.signals
+    pts = cve_points(cve_pairs(x.q, x.qd, x.qdd, prep.tau))
+    np.testing.assert_allclose(pts["velocity"], ONE_FILE_SPEEDS, rtol=0.03)
+    np.testing.assert_allclose(pts["friction"],
+                               truth.static_friction(pts["velocity"].to_numpy()), rtol=0.01)
+    assert (pts["n_bins"] >= 30).all()
+
+
+def test_cve_leaves_out_the_creep_of_a_joint_held_near_rest(monkeypatch):
+    """Steady levels at 0.5 and 1 rad/s over 0.5–1 rad, and a creep forth and back at
+    0.002 rad/s (above the stop speed, 10⁻³ of 1 rad/s) over 0.8 mrad with no friction: the
+    creep's runs travel less than MIN_RUN_TRAVEL of the stroke and give no point."""
+    h = 1e-3
+    parts_qd = []
+    for v, seconds in ((0.5, 1.0), (-0.5, 1.0), (0.002, 0.4), (-0.002, 0.4), (1.0, 1.0),
+                       (-1.0, 1.0)):
+        parts_qd.append(np.r_[np.zeros(200), np.full(int(seconds / h), v)])
+    qd = np.concatenate(parts_qd)
+    q = np.cumsum(qd) * h
+    qdd = np.gradient(qd, h)
+    creeping = np.abs(qd) == 0.002
+    tau = 10 * np.cos(q) + np.where(creeping, 0.0, np.sign(qd) * (2.0 + 3.0 * np.abs(qd)))
+    pts = cve_points(cve_pairs(q, qd, qdd, tau))
+    np.testing.assert_allclose(pts["velocity"], [0.5, 1.0], rtol=1e-9)
+    np.testing.assert_allclose(pts["friction"], [3.5, 5.0], rtol=1e-3)
+    monkeypatch.setattr("sparsefric.validation.MIN_RUN_TRAVEL", 0.0)
+    everything = cve_points(cve_pairs(q, qd, qdd, tau))
+    assert everything["velocity"].min() == pytest.approx(0.002)  # the creep, if let in
+
+
 def test_constant_velocity_mask_trims_edges():
     qd = np.r_[np.zeros(50), np.ones(100), np.zeros(50)]
     qdd = np.gradient(qd)
