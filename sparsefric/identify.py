@@ -533,13 +533,12 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
     ``progress(description)`` is called as each step finishes, with the next step's name.
     """
     original, given = train, validate or []
-    held = hold_out(train, s.validation_share) if not validate and s.validation_share > 0 \
-        else None
-    whole = _prepare_held_out(held, original, s.preprocessor) if held else None
-    if held:
-        train, validate = held.train, held.validate
-    held_out = [tr.name for tr in validate] if held else []
-    cut_notes = held.notes if held else []
+    whole, held_out, cut_notes = None, [], []
+    if not validate and s.validation_share > 0:
+        held = hold_out(train, s.validation_share)
+        whole = _prepare_held_out(held, original, s.preprocessor)
+        train, validate, cut_notes = held.train, held.validate, held.notes
+        held_out = [tr.name for tr in validate]
     prep = s.preprocessor.prepare(train, remember=True)
     library = s.library()
     findings = _data_findings(prep, library, s.axis)
@@ -578,7 +577,7 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
         _refit_static_whole(result, static, whole, s)
     # a record with held-out blocks is checked whole: its steady moves pair forward and
     # backward within it, not within the parts the blocks cut it into
-    checked = [whole] if whole is not None else [prep, val] if val is not None else [prep]
+    checked = [whole] if whole is not None else [p for p in (prep, val) if p is not None]
     _check_model(result, checked, fitted)
     return result
 

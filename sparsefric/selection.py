@@ -278,7 +278,7 @@ def linear_viscous_variants(cache: GramCache, path: list[tuple[float, SR3Result]
     """
     terms = cache.library.terms()
     high = np.array([t.kind == "viscous" and int(t.param) >= 2 for t in terms])
-    linear = np.array([t.kind == "viscous" and int(t.param) == 1 for t in terms])
+    linear = _linear_viscous_column(cache)
     seen = {r.support.tobytes() for _, r in path}
     out = []
     for thr, r in path:
@@ -354,8 +354,7 @@ def stribeck_additions(cache: GramCache, res: SR3Result, solver: SR3Newton,
     stribeck = _stribeck_columns(cache)
     if (res.support & stribeck).any():
         return []
-    linear = np.array([t.kind == "viscous" and int(t.param) == 1
-                       for t in cache.library.terms()], dtype=bool)
+    linear = _linear_viscous_column(cache)
     out = []
     for j, viscous in itertools.product(np.flatnonzero(stribeck), (False, True)):
         support = res.support | linear if viscous else res.support.copy()
@@ -372,6 +371,11 @@ def stribeck_additions(cache: GramCache, res: SR3Result, solver: SR3Newton,
 
 def _stribeck_columns(cache: GramCache) -> np.ndarray:
     return np.array([t.kind == "stribeck" for t in cache.library.terms()], dtype=bool)
+
+
+def _linear_viscous_column(cache: GramCache) -> np.ndarray:
+    return np.array([t.kind == "viscous" and int(t.param) == 1 for t in cache.library.terms()],
+                    dtype=bool)
 
 
 def _refit_anew(cache: GramCache, support: np.ndarray, solver: SR3Newton,
