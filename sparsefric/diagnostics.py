@@ -35,6 +35,10 @@ STOP_FRACTION = 1e-3
 MOVE_FRACTION = 1e-2
 #: Smallest ratio of high to low moving speed (95th / 5th percentile) for a Stribeck term.
 MIN_SPEED_RATIO = 10.0
+#: Below this ratio the joint slides at one speed: its friction there is one level.
+ONE_LEVEL_RATIO = 1.5
+#: Finding codes after which the friction library keeps the Coulomb level alone.
+COULOMB_ONLY_CODES = frozenset({"one_speed_level"})
 #: Smallest share of samples sitting exactly on the largest or smallest torque to call it clipped.
 CLIP_FRACTION = 0.01
 #: Fewest consecutive samples at the extreme value that make a flat top.
@@ -234,7 +238,8 @@ def check_speed_range(qd: np.ndarray, unit: str = "rad/s") -> list[Finding]:
     """Moving speeds within less than a decade: the Stribeck curve is not resolved, and σ1,
     fitted on the reversals that pass through the unresolved low speeds, is biased by it (off by
     more than 50 % on 9 of the 16 zoo joints with this warning, seed 2024 and one drawn at run
-    time, ``benchmarks/zoo.py``)."""
+    time, ``benchmarks/zoo.py``). Within :data:`ONE_LEVEL_RATIO` the joint slides at one speed,
+    and any two of f_c sign(q̇), c₁q̇ and a Stribeck term trade off freely (``DESIGN.md`` §59)."""
     _, v_move = _speed_levels(qd)
     speed = np.abs(qd[np.abs(qd) > v_move])
     if speed.size < 2:
@@ -242,6 +247,12 @@ def check_speed_range(qd: np.ndarray, unit: str = "rad/s") -> list[Finding]:
     low, high = (float(v) for v in np.percentile(speed, [5, 95]))
     if high >= MIN_SPEED_RATIO * low:
         return []
+    if high < ONE_LEVEL_RATIO * low:
+        return [Finding("warning", "one_speed_level",
+                        f"the joint slides at one speed only ({low:.3g}–{high:.3g} {unit}): a "
+                        "viscous slope or a Stribeck rise cannot be told from the Coulomb level "
+                        "there, so the friction is fitted as that level alone, valid near that "
+                        "speed; add moves at other speeds")]
     return [Finding("warning", "narrow_velocity_range",
                     f"the joint moves at {low:.3g}–{high:.3g} {unit} only (ratio {high / low:.1f}, "
                     f"at least {MIN_SPEED_RATIO:g} is needed): a Stribeck term cannot be "

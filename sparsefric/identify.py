@@ -36,6 +36,7 @@ from sparsefric.diagnostics import (
     check_collinearity,
     check_inertia,
     check_offset,
+    check_speed_range,
     diagnose_prepared,
     errors,
     forces_static,
@@ -540,14 +541,15 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
         train, validate, cut_notes = held.train, held.validate, held.notes
         held_out = [tr.name for tr in validate]
     prep = s.preprocessor.prepare(train, remember=True)
-    library = s.library()
-    findings = _data_findings(prep, library, s.axis)
+    findings = _data_findings(prep, s.library(), s.axis)
     val = s.preprocessor.prepare(validate, remember=True) if validate else None
     if s.pool_validation and val is not None and (pooled := _slower_validation(prep, val)):
         findings.append(pooled)
         prep = whole if whole is not None else \
             s.preprocessor.prepare([*train, *validate], remember=True)
         val = None
+    s, findings = _one_speed(s, prep, findings)
+    library = s.library()
     progress("step 1: λ sweep")
     static = fit_static(prep, val, library, omega_starts=s.omega_starts,
                         nu=s.iterations.nu, thresholds=s.thresholds, rule=s.rule,
@@ -580,6 +582,23 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
     checked = [whole] if whole is not None else [p for p in (prep, val) if p is not None]
     _check_model(result, checked, fitted)
     return result
+
+
+def _one_speed(s: Settings, prep: Prepared, findings: list[Finding]
+               ) -> tuple[Settings, list[Finding]]:
+    """``s`` with the Coulomb level as the only friction candidate where the data to fit slide
+    at one speed (finding ``one_speed_level``), and the findings (that one dropped where pooled
+    validation records brought other speeds).
+
+    At one speed v, f_c sign(q̇), c₁q̇ and a Stribeck term are the same column up to scale; the
+    ramps to and from it, a few percent of the samples, then decide how the level is split.
+    On a 0.03 rad/s record of the 52k-sample joint of ``benchmarks/bench_core.py`` (truth f_c
+    18 N·m, friction 23.8 N·m at that speed) the sweep kept 839 q̇ − 3.8e4 q̇³ − 1.3e6 q̇⁴ and no
+    Coulomb level, g ≡ 0, which the admissibility check rejected with an error (``DESIGN.md``
+    §59)."""
+    if not any(f.code == "one_speed_level" for f in check_speed_range(prep.signals.qd)):
+        return s, [f for f in findings if f.code != "one_speed_level"]
+    return replace(s, library_name="full", n_viscous=0, deltas=()), findings
 
 
 def _prepare_held_out(held: HeldOut, original: list[Trajectory],

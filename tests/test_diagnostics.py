@@ -95,16 +95,26 @@ def test_one_direction_with_stops():
     assert "one_direction" in _codes(found) and "no_presliding" not in _codes(found)
 
 
-def test_single_speed_is_too_narrow_for_stribeck():
+def _square_moves(speeds: np.ndarray) -> np.ndarray:
+    """Back-and-forth moves at ``speeds`` [rad/s] (one per half period of 1 s), 50 ms ramps."""
     t = np.arange(6000) * DT
-    square = np.sign(np.sin(2 * np.pi * 0.5 * t))
-    ramp = np.convolve(square, np.ones(50) / 50, mode="same")  # 50 ms accelerations
-    found = diagnose(*_from_velocity(0.8 * ramp))
+    square = np.sign(np.sin(2 * np.pi * 0.5 * t)) * speeds[(t // 1).astype(int) % len(speeds)]
+    return np.convolve(square, np.ones(50) / 50, mode="same")
+
+
+def test_one_speed_holds_one_friction_level():
+    found = diagnose(*_from_velocity(_square_moves(np.array([0.8]))))
+    assert _codes(found) == {"one_speed_level"}
+    assert "rad/s" in found[0].message and "Coulomb level" in found[0].message
+    prismatic = diagnose(*_from_velocity(_square_moves(np.array([0.8]))), axis="prismatic")
+    assert "m/s)" in prismatic[0].message
+
+
+def test_speeds_within_a_decade_are_too_narrow_for_stribeck():
+    found = diagnose(*_from_velocity(_square_moves(np.array([0.3, 0.8]))))
     assert _codes(found) == {"narrow_velocity_range"}
     assert "rad/s" in found[0].message
     assert "σ1" in found[0].message  # fitted on reversals through the unrecorded low speeds
-    prismatic = diagnose(*_from_velocity(0.8 * ramp), axis="prismatic")
-    assert "m/s only" in prismatic[0].message
 
 
 def test_angle_in_degrees_is_suspected():
