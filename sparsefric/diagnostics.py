@@ -37,8 +37,6 @@ MOVE_FRACTION = 1e-2
 MIN_SPEED_RATIO = 10.0
 #: Below this ratio the joint slides at one speed: its friction there is one level.
 ONE_LEVEL_RATIO = 1.5
-#: Finding codes after which the friction library keeps the Coulomb level alone.
-COULOMB_ONLY_CODES = frozenset({"one_speed_level"})
 #: Smallest share of samples sitting exactly on the largest or smallest torque to call it clipped.
 CLIP_FRACTION = 0.01
 #: Fewest consecutive samples at the extreme value that make a flat top.
