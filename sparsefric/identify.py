@@ -744,7 +744,7 @@ def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared, 
     best = refinement.best
     result.lugre_model = result.model = _lugre_model(
         rigid.with_(**frame.coefficients(best.rigid)), best, static, s, refinement.refined)
-    _keep_static_if_better(result, val or prep)
+    _keep_static_if_better(result, whole or val or prep)
     if result.model is result.lugre_model and (whole is not None or prep.torque_denoised):
         final = frame.data((whole or prep).measured(), static.theta_bounds, averaged=True)
         best, data = _refit(best, final, frame, s, whole is not None)
@@ -860,7 +860,10 @@ def _keep_static_if_better(result: IdentificationResult, check: Prepared) -> Non
 
     The LuGre model has two more parameters; if it does not predict the validation (else
     training) torque better, its pre-sliding dynamics are not identifiable from the data and
-    the simpler model is the one to use (``DESIGN.md`` §10).
+    the simpler model is the one to use (``DESIGN.md`` §10). Where blocks were held out of the
+    records, the check data are the whole records: each block is simulated from its own
+    start, and one that starts at rest starts with the bristle state unknown (``DESIGN.md``
+    §61).
     """
     tau = check.tau_raw
     err = {name: relative_error(tau, np.concatenate(check.torque(m)))
