@@ -125,12 +125,18 @@ class Settings:
     sliding_window: bool = True
     aic_data: str = "training+validation"
     rule: SelectionRule = DEFAULT_RULE
+    #: the friction candidates cut to the Coulomb level: the data slide at one speed (§59)
+    coulomb_only: bool = False
 
     def library(self, offset: bool | None = None) -> FeatureLibrary:
         """The step-1 library; ``offset`` overrides the choice of an offset column."""
-        return static_library(self.axis, name=self.library_name, n_viscous=self.n_viscous,
-                              deltas=self.deltas, tanh_k=self.tanh_k,
-                              offset=self.offset if offset is None else offset)
+        library = static_library(self.axis, name=self.library_name, n_viscous=self.n_viscous,
+                                 deltas=self.deltas, tanh_k=self.tanh_k,
+                                 offset=self.offset if offset is None else offset)
+        if not self.coulomb_only:
+            return library
+        return library.select([t.kind not in ("viscous", "stribeck")
+                               for t in library.terms()])
 
 
 class SparseFric(RegressorMixin, BaseEstimator):
@@ -598,7 +604,7 @@ def _one_speed(s: Settings, prep: Prepared, findings: list[Finding]
     §59)."""
     if not any(f.code == "one_speed_level" for f in check_speed_range(prep.signals.qd)):
         return s, [f for f in findings if f.code != "one_speed_level"]
-    return replace(s, library_name="full", n_viscous=0, deltas=()), findings
+    return replace(s, coulomb_only=True), findings
 
 
 def _prepare_held_out(held: HeldOut, original: list[Trajectory],
@@ -882,7 +888,8 @@ def _provenance(static: StaticFit, s: Settings, run: IterationResult | None = No
                 refined: bool = False) -> dict:
     """Extra model-file keys: how the model was made (no timestamp: outputs are
     reproducible byte for byte; the CLI adds ``created``)."""
-    fit = {"model": s.sign_model, "library": s.library_name, "window": static.window,
+    library = s.library_name + (", Coulomb level only (one speed)" if s.coulomb_only else "")
+    fit = {"model": s.sign_model, "library": library, "window": static.window,
            "validation": static.sweep.validation_source,
            "selected_threshold": float(static.sweep.table.threshold[static.sweep.selected])}
     if run is not None:

@@ -78,6 +78,21 @@ def test_mode5_one_slow_file_gives_its_friction_level_not_an_inadmissible_model(
     assert any("break-away" in w and "extrapolated" in w for w in est.warnings_)
 
 
+@pytest.mark.parametrize("library", ["full", "coulomb-viscous", "coulomb-viscous-offset"])
+def test_one_speed_keeps_the_coulomb_level_and_the_rigid_columns_of_any_library(library):
+    """The one-speed rule cuts the friction candidates, not the rigid body: an offset column
+    the named library carries stays (before, the rule swapped the library for ``full``)."""
+    from dataclasses import replace
+
+    from sparsefric.identify import SparseFric
+
+    s = SparseFric(library=library).settings()
+    kinds = [t.kind for t in replace(s, coulomb_only=True).library().terms()]
+    full = [t.kind for t in s.library().terms()]
+    assert kinds == [k for k in full if k not in ("viscous", "stribeck")]
+    assert "coulomb" in kinds and ("offset" in kinds) == (library == "coulomb-viscous-offset")
+
+
 @pytest.mark.slow
 def test_mode2_a_stribeck_region_only_the_validation_records_reach_is_not_silent():
     """Ω_s 0.0174 below the slowest training speed 0.127: the Stribeck term was dropped (break-away
