@@ -698,8 +698,10 @@ def test_a_lugre_inertia_interval_reaches_step_1s_estimate_and_says_so():
 
 def test_an_extrapolated_breakaway_interval_spans_the_models_rise_below_the_data():
     """Steady levels 0.03 and 0.05 rad/s; a cusp (δ 0.5, Ω_s 0.02) puts 37 % of g(0) below the
-    slowest: the break-away and g(0) intervals take ± that rise and the wide-interval warning
-    says why. The paper's truth adds 4.9 % below 0.03 rad/s: its break-away rests on data."""
+    slowest: the break-away and g(0) intervals reach down by that rise, are open above (no
+    record bounds a rise below the data) and the wide-interval warning says why. A model with
+    no Stribeck term on the same data rises nothing below them and is open above all the
+    same. The paper's truth adds 4.9 % below 0.03 rad/s: its break-away rests on data."""
     from sparsefric.simulate import paper_experiment
     from sparsefric.steps import checks
     from sparsefric.uncertainty import extrapolation_shifts
@@ -708,12 +710,15 @@ def test_an_extrapolated_breakaway_interval_spans_the_models_rise_below_the_data
     rise = checks.rise_below(cusp, 0.03) * cusp.breakaway_torque()
     assert rise == pytest.approx(0.37 * 38.0, rel=0.02)
     shifts = extrapolation_shifts(cusp, data)
-    np.testing.assert_allclose(shifts["breakaway"], [-rise, rise], rtol=0.01)
+    np.testing.assert_allclose(shifts["breakaway"], [-rise, np.inf], rtol=0.01)
     unc = fast_uncertainty(cusp, data)
     u = unc.table.set_index("name")
     lo, hi = u.loc["breakaway", ["lower", "upper"]]
-    assert lo < cusp.breakaway_torque() - rise * 0.99 and hi > cusp.breakaway_torque() + rise * 0.99
+    assert lo < cusp.breakaway_torque() - rise * 0.99 and hi == np.inf
+    assert u.loc["g0", "upper"] == np.inf
     assert u.loc["g0", "extrapolation_shift"] == pytest.approx(rise, rel=0.01)
+    flat = cusp.with_(stribeck=(), coulomb=cusp.coulomb + 20.0 * np.exp(-(0.03 / 0.02) ** 0.5))
+    np.testing.assert_array_equal(extrapolation_shifts(flat, data)["breakaway"], [0.0, np.inf])
     assert u.loc["inertia", "extrapolation_shift"] == 0.0
     (wide,) = [f for f in uncertainty_findings(unc) if "break-away" in f.message]
     assert "rise below the slowest steady speed" in wide.message
