@@ -835,9 +835,9 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     copies shifted by them (the ``structure_shift`` column, the largest |shift|).
     An extrapolated break-away and g(0) reach down by the model's rise below the slowest
     steady speed and are open above (:func:`extrapolation_shifts`; the rise in the
-    ``extrapolation_shift`` column). Where the
-    pre-sliding deflection is below the position resolution, σ0's and σ1's intervals are open
-    above (:func:`open_unresolved`, the ``unresolved`` column).
+    ``extrapolation_shift`` column). Where the pre-sliding deflection is below the position
+    resolution, σ0's and σ1's intervals are open above (:func:`open_unresolved`, the
+    ``unresolved`` column).
 
     **Not included**: the rest of the structure selection's uncertainty (which terms) — use
     :func:`bootstrap_uncertainty` for that — and biases of the model class. About 40
