@@ -87,6 +87,7 @@ __all__ = [
     "block_length",
     "bootstrap_uncertainty",
     "central_differences",
+    "clip_at_zero",
     "correlation_time",
     "critical_value",
     "default_workers",
@@ -892,7 +893,8 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     table = widen(widen(pd.concat([params, rows], ignore_index=True), shifts or {}),
                   extrapolated, "extrapolation_shift")
     table["extrapolated"] = table["name"].isin(list(extrapolated))
-    table = open_unresolved(table, base, checks.median_position_noise(data[0]))
+    table = open_unresolved(clip_at_zero(table), base,
+                            checks.median_position_noise(data[0]))
     return ParameterUncertainty("fast", level, table, grid, derived[k:], lower[k:], upper[k:],
                                 lags=lags, covariance=cov, critical=c)
 
@@ -909,6 +911,24 @@ def widen(table: pd.DataFrame, shifts: Mapping[str, np.ndarray],
             out.loc[at, "lower"] += min(0.0, float(np.min(d)))
             out.loc[at, "upper"] += max(0.0, float(np.max(d)))
             out.loc[at, column] = float(np.max(np.abs(d[np.isfinite(d)]), initial=0.0))
+    return out
+
+
+#: Interval names of quantities that are never negative: the fit's sign constraints (f_c, A,
+#: σ1), the admissibility check (I), Ω_s and σ0 by definition, and the break-away and g(0) as
+#: their sums.
+NONNEGATIVE = ("inertia", "coulomb", "stribeck_velocity", "sigma0", "sigma1", "breakaway",
+               "g0")
+
+
+def clip_at_zero(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with the lower ends of :data:`NONNEGATIVE` quantities and Stribeck amplitudes
+    (``stribeck:<δ>``) at 0 at least. The linearisation is symmetric about the estimate, and
+    where it is wide its lower end falls below zero (a zoo joint's break-away: [−131.5, 580.6]
+    N·m around 220.7), a value the model cannot take."""
+    out = table.copy()
+    at = out["name"].isin(NONNEGATIVE) | out["name"].str.startswith("stribeck:")
+    out.loc[at, "lower"] = np.fmax(out.loc[at, "lower"].to_numpy(dtype=float), 0.0)
     return out
 
 

@@ -24,6 +24,7 @@ from sparsefric.uncertainty import (
     Records,
     bandwidth,
     bootstrap_uncertainty,
+    clip_at_zero,
     correlation_time,
     draw_blocks,
     fast_uncertainty,
@@ -724,6 +725,20 @@ def test_an_extrapolated_breakaway_interval_spans_the_models_rise_below_the_data
     assert "rise below the slowest steady speed" in wide.message
     truth = [prepare(paper_experiment(EXAMPLE_TRUTH, {"train": (0.03, 0.127)})["train"])]
     assert extrapolation_shifts(EXAMPLE_TRUTH, truth) == {}
+
+
+def test_intervals_of_quantities_that_cannot_be_negative_stop_at_zero():
+    """A wide symmetric interval crossed zero: a zoo joint's break-away [−131.5, 580.6] N·m
+    around 220.7. Quantities the fit keeps ≥ 0 stop at 0; gravity and viscous terms, which
+    may be negative, keep their lower ends."""
+    names = ["inertia", "gravity_cos", "coulomb", "stribeck:1.5", "viscous:3", "sigma1",
+             "breakaway", "g0"]
+    table = pd.DataFrame({"name": names, "estimate": 1.0, "lower": -2.0, "upper": 4.0})
+    clipped = clip_at_zero(table).set_index("name")["lower"]
+    assert (clipped.drop(["gravity_cos", "viscous:3"]) == 0.0).all()
+    assert clipped["gravity_cos"] == clipped["viscous:3"] == -2.0
+    assert (clip_at_zero(table)["upper"] == 4.0).all()
+    assert table["lower"].eq(-2.0).all()  # a copy
 
 
 def test_bristle_intervals_open_where_the_presliding_is_below_the_resolution():
