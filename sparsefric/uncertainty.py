@@ -28,7 +28,8 @@ to_dict` is the ``uncertainty`` section of ``model.json``):
     (what the preprocessing moves) and of z integrated in parts (what the model's sampling of
     the bristle moves). The structures the selection's own sweep supports about as
     well (Akaike confidence set) widen f_c and the break-away (:func:`structure_shifts`), and
-    a LuGre model's inertia reaches step 1's with the static friction (:func:`static_estimates`);
+    a LuGre model's inertia reaches step 1's with the static friction (:func:`static_estimates`),
+    and σ1 reaches below by the derivatives' bias at the reversals (:func:`derivative_bias`);
     **the rest of the structure selection's uncertainty is not included**, nor biases of the
     model class. Cost: ≈ 40 evaluations of the friction along the data and one TV solve per
     record, 0.3 s on data/example.
@@ -91,6 +92,7 @@ __all__ = [
     "correlation_time",
     "critical_value",
     "default_workers",
+    "derivative_bias",
     "derived_values",
     "draw_blocks",
     "draw_of",
@@ -164,7 +166,9 @@ class ParameterUncertainty:
         (:func:`optimum_step`) [unit],
         ``structure_shift``, the largest move of the estimate under other structures the data
         support (:func:`structure_shifts`) [unit], ``static_shift``, |step 1's inertia − the
-        LuGre model's| (:func:`static_estimates`; from :func:`result_fast`) [unit], and
+        LuGre model's| (:func:`static_estimates`; from :func:`result_fast`) [unit],
+        ``derivative_shift``, σ̂1 − the lowest σ1 the derivatives' bias allows
+        (:func:`derivative_bias`) [unit], and
         ``extrapolation_shift``, the model's rise of an extrapolated break-away below the
         slowest steady speed (:func:`extrapolation_shifts`) [unit]; ``unresolved`` (fast, and
         bootstrap from its hull with the fast intervals): σ0 and σ1 rows opened because the
@@ -703,6 +707,14 @@ INTEGRATION_SUBSTEPS = 4
 #: Factor on each record's TV weight κ of the angle for the third optimum: a decade less
 #: smoothing (:func:`lighter_smoothing`).
 LIGHTER_SMOOTHING = 0.1
+#: Relative overestimate of σ1 the derivatives at the reversals allow [-]: σ1 ż acts where q̇
+#: passes through zero, and the differentiated angle there is an average over sample
+#: intervals. On the simulated benchmark joints σ1 comes out +6 to +12 % high (−3 % with the
+#: simulator's true derivatives), on fixed-seed zoo joints whose sampling resolves the
+#: stiction resonance +0.6 to +19.5 %, none low; the fast intervals, which hold the
+#: derivatives fixed, held it on 77 % (``DESIGN.md`` §65). σ1's interval reaches
+#: σ̂1/(1 + this) below.
+SIGMA1_DERIVATIVE_BIAS = 0.15
 #: Records longer than this [samples] are re-differentiated on three evenly spaced windows of
 #: :data:`ANGLE_WINDOW` samples (:func:`lighter_smoothing`): the TV solve of a 1e6-sample
 #: record cost 2.5 s, the Jacobian on it 1.5 s.
@@ -836,9 +848,11 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     copies shifted by them (the ``structure_shift`` column, the largest |shift|).
     An extrapolated break-away and g(0) reach down by the model's rise below the slowest
     steady speed and are open above (:func:`extrapolation_shifts`; the rise in the
-    ``extrapolation_shift`` column). Where the pre-sliding deflection is below the position
-    resolution, σ0's and σ1's intervals are open above (:func:`open_unresolved`, the
-    ``unresolved`` column).
+    ``extrapolation_shift`` column). σ1's interval reaches σ̂1/(1 + 0.15) below, the bias
+    the differentiated angle at the reversals allows, which no re-differentiation of these
+    data shows (:func:`derivative_bias`; the ``derivative_shift`` column). Where the
+    pre-sliding deflection is below the position resolution, σ0's and σ1's intervals are open
+    above (:func:`open_unresolved`, the ``unresolved`` column).
 
     **Not included**: the rest of the structure selection's uncertainty (which terms) — use
     :func:`bootstrap_uncertainty` for that — and biases of the model class. About 40
@@ -867,9 +881,8 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     ParameterUncertainty
         ``method`` = ``"fast"``; ``table`` has ``gap``, ``denoised_gap``, ``angle_gap`` and
         ``integration_gap`` columns (θ*_m − θ̂, θ*_d − θ̂, θ*_κ − θ̂, θ*_z − θ̂ [unit]),
-        ``structure_shift``,
-        ``extrapolation_shift`` and ``unresolved``; with the covariance, the lag windows and
-        the critical value.
+        ``structure_shift``, ``extrapolation_shift``, ``derivative_shift`` and
+        ``unresolved``; with the covariance, the lag windows and the critical value.
     """
     base = model.with_(validity=None, uncertainty=None)
     names = parameter_names(base)
@@ -892,11 +905,21 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     extrapolated = extrapolation_shifts(base, data)
     table = widen(widen(pd.concat([params, rows], ignore_index=True), shifts or {}),
                   extrapolated, "extrapolation_shift")
+    table = reach(table, derivative_bias(base), "derivative_shift")
     table["extrapolated"] = table["name"].isin(list(extrapolated))
     table = open_unresolved(clip_at_zero(table), base,
                             checks.median_position_noise(data[0]))
     return ParameterUncertainty("fast", level, table, grid, derived[k:], lower[k:], upper[k:],
                                 lags=lags, covariance=cov, critical=c)
+
+
+def derivative_bias(model: JointModel) -> dict[str, float]:
+    """σ̂1/(1 + :data:`SIGMA1_DERIVATIVE_BIAS`) [N·m·s/rad | N·s/m], the lowest σ1 the
+    derivatives' bias at the reversals allows, for σ1's interval to reach; empty without a
+    positive σ1."""
+    if model.kind != "lugre" or not model.sigma1 > 0:
+        return {}
+    return {"sigma1": float(model.sigma1) / (1.0 + SIGMA1_DERIVATIVE_BIAS)}
 
 
 def widen(table: pd.DataFrame, shifts: Mapping[str, np.ndarray],
