@@ -64,13 +64,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-from scipy import fft as sfft
-from scipy.stats import norm
 from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywidgets
 
 from sparsefric.data import Trajectory
 from sparsefric.diagnostics import Finding
 from sparsefric.differentiation import sample_average, spaced_windows
+from sparsefric.hac import LONG_RECORD, bandwidth, correlation_time, critical_value, hac_covariance
 from sparsefric.model import JointModel, StaticBand, Uncertainty, units
 from sparsefric.preprocessing import Prepared, Preprocessor, prepare
 from sparsefric.selection import SweepResult
@@ -84,13 +83,10 @@ __all__ = [
     "ParameterUncertainty",
     "Records",
     "Target",
-    "bandwidth",
     "block_length",
     "bootstrap_uncertainty",
     "central_differences",
     "clip_at_zero",
-    "correlation_time",
-    "critical_value",
     "default_workers",
     "derivative_bias",
     "derived_values",
@@ -101,14 +97,12 @@ __all__ = [
     "fast_uncertainty",
     "fd_steps",
     "friction_torque",
-    "hac_covariance",
     "hull_shift",
     "inclusion_table",
     "interval_table",
     "lighter_smoothing",
     "model_terms",
     "model_torque",
-    "newey_west",
     "open_unresolved",
     "optimum_step",
     "parameter_names",
@@ -516,147 +510,7 @@ def torque_jacobian(model: JointModel, rec: Records, names: Sequence[str]
     return model_torque(model, rec), J
 
 
-# ---------------------------------------------------------------------------- HAC covariance
-def newey_west(scores: np.ndarray, lag: int) -> np.ndarray:
-    r"""Bartlett-weighted long-run sum of one record's scores.
-
-    .. math:: S = \sum_{|l| \le L} \Bigl(1 - \frac{|l|}{L+1}\Bigr) \sum_t u_t u_{t-l}^\top
-             = \frac{1}{L+1} \sum_k v_k v_k^\top, \qquad v_k = \sum_{t=k}^{k+L} u_t,
-
-    the windows k = −L … n − 1 clipped to the record, so that the cost is O(n p²) whatever L.
-
-    Parameters
-    ----------
-    scores : ndarray, shape (n, p)
-        u_t [units of the score].
-    lag : int
-        L ≥ 0 [samples].
-    """
-    u = np.asarray(scores, dtype=float)
-    n = u.shape[0]
-    c = np.vstack([np.zeros((1, u.shape[1])), np.cumsum(u, axis=0)])
-    k = np.arange(-lag, n)
-    v = c[np.minimum(k + lag + 1, n)] - c[np.maximum(k, 0)]
-    return v.T @ v / (lag + 1)
-
-
-def correlation_time(x: np.ndarray, window: float = 5.0) -> np.ndarray | float:
-    r"""Integrated autocorrelation time of a series, or of each column [samples].
-
-    .. math:: \tau = 1 + 2 \sum_{l=1}^{M} \rho_l,
-
-    ρ the sample autocorrelation (by FFT), M the smallest lag with M ≥ ``window``·τ(M) (Sokal's
-    automatic window). 1 for white noise; ≈ 2T + 1 for an exponential correlation over T samples.
-
-    Parameters
-    ----------
-    x : ndarray, shape (n,) or (n, k)
-        One series, or k series as columns.
-
-    Returns
-    -------
-    float, or ndarray of shape (k,)
-        τ ≥ 1 (1 for a constant series).
-    """
-    y = np.asarray(x, dtype=float)
-    cols = y.reshape(len(y), -1)
-    n = cols.shape[0]
-    if n < 4:
-        return 1.0 if y.ndim == 1 else np.ones(cols.shape[1])
-    cols = cols - cols.mean(axis=0)
-    f = sfft.rfft(cols, sfft.next_fast_len(2 * n), axis=0)
-    acf = sfft.irfft(f * np.conj(f), axis=0)[:n]
-    zero = acf[0] <= 0
-    acf = acf / np.where(zero, 1.0, acf[0])
-    tau = 1.0 + 2.0 * np.cumsum(acf[1:], axis=0)
-    ok = np.arange(1, n)[:, None] >= window * tau
-    first = np.where(ok.any(axis=0), ok.argmax(axis=0), n - 2)
-    out = np.where(zero, 1.0, np.maximum(tau[first, np.arange(cols.shape[1])], 1.0))
-    return float(out[0]) if y.ndim == 1 else out
-
-
-def bandwidth(residual: np.ndarray, scores: np.ndarray, bounds: Sequence[tuple[int, int]],
-              factor: float = 5.0) -> tuple[int, ...]:
-    """Newey–West lag window L [samples] of each record.
-
-    L = ⌈``factor``·τ⌉, τ the largest :func:`correlation_time` of the record's residuals and of
-    its score columns u_t,j = J_t,j r_t; at most a quarter of the record. With an exponential
-    autocorrelation the Bartlett window then loses about 1/(2·``factor``) of the long-run
-    variance. A record longer than :data:`LONG_RECORD` samples takes the largest τ of three
-    evenly spaced windows of :data:`CORRELATION_WINDOW` samples: the correlation time is a
-    local property, and the FFT of every column of a 1e6-sample record cost 1.4 s and 0.4 GB.
-    """
-    lags = []
-    for a, b in bounds:
-        r, u = residual[a:b], scores[a:b]
-        tau = max(float(np.max(correlation_time(np.column_stack([r[w], u[w]]))))
-                  for w in spaced_windows(b - a, LONG_RECORD, CORRELATION_WINDOW))
-        lags.append(int(min(math.ceil(factor * tau), max((b - a) // 4, 1))))
-    return tuple(lags)
-
-
-def hac_covariance(J: np.ndarray, residual: np.ndarray, bounds: Sequence[tuple[int, int]],
-                   lags: Sequence[int]) -> np.ndarray:
-    r"""Sandwich covariance of least-squares parameters with autocorrelated residuals.
-
-    .. math:: \operatorname{Cov}\hat\theta = B^{-1} S B^{-1},\quad B = J^\top J,\quad
-              S = \sum_\text{records} \text{newey\_west}(u - \bar u, L)
-
-    with scores u_t = J_tᵀ r_t (centred: the estimate need not be the exact least-squares
-    optimum of the prediction error). Columns are scaled to unit norm for the inverse.
-
-    Parameters
-    ----------
-    J : ndarray, shape (n, p)
-        ∂τ̂/∂θ [N·m per unit of θ].
-    residual : ndarray, shape (n,)
-        τ − τ̂ [N·m].
-    bounds : sequence of (int, int)
-        Records; no lag crosses a record boundary.
-    lags : sequence of int
-        L of each record [samples].
-
-    Returns
-    -------
-    ndarray, shape (p, p)
-        Covariance of θ [units of θ squared].
-    """
-    d = np.linalg.norm(J, axis=0)
-    d[d == 0] = 1.0
-    Js = J / d
-    u = Js * residual[:, None]
-    u = u - u.mean(axis=0)
-    S = sum(newey_west(u[a:b], L) for (a, b), L in zip(bounds, lags, strict=True))
-    B_inv = np.linalg.pinv(Js.T @ Js)
-    return (B_inv @ S @ B_inv) / np.outer(d, d)
-
-
 # ---------------------------------------------------------------------------- fast method
-#: Fixed-b critical values of the Bartlett-kernel HAC t statistic (Kiefer & Vogelsang 2005):
-#: one-sided probability p → coefficients of cv(b) = c0 + c1 b + c2 b² + c3 b³, b = L/n.
-FIXED_B = {0.90: (1.2816, 1.3040, 0.5135, -0.3386), 0.95: (1.6449, 2.1859, 0.3142, -0.3427),
-           0.975: (1.9600, 2.9694, 0.4160, -0.5324), 0.99: (2.3263, 4.1618, 0.5368, -0.9620)}
-
-
-def critical_value(level: float, b: float) -> float:
-    r"""Two-sided critical value of a Bartlett-kernel HAC t statistic with lag window b = L/n.
-
-    The fixed-b limit (Kiefer & Vogelsang 2005) of the 1 − (1 − ``level``)/2 quantile,
-
-    .. math:: c(b) = c_0 + c_1 b + c_2 b^2 + c_3 b^3,
-
-    tabulated for one-sided probabilities 0.90, 0.95, 0.975, 0.99; between them the ratio
-    c(b)/c(0) is interpolated linearly in the probability (held constant outside). c(0) is the
-    normal quantile. A long window (large b) estimates the long-run variance from few
-    effective blocks, which the larger value accounts for: at b = 0.25 it is 2.72 instead of
-    1.96 for 95 %.
-    """
-    p = 0.5 + 0.5 * level
-    keys = sorted(FIXED_B)
-    ratios = [np.polyval(FIXED_B[k][::-1], b) / FIXED_B[k][0] for k in keys]
-    return float(norm.ppf(p) * np.interp(p, keys, ratios))
-
-
 def optimum_step(model: JointModel, rec: Records, names: Sequence[str], J: np.ndarray,
                  residual: np.ndarray, halvings: int = 4, substeps: int = 1) -> np.ndarray:
     r"""The Gauss–Newton step from the estimate towards the prediction-error optimum.
@@ -715,13 +569,10 @@ LIGHTER_SMOOTHING = 0.1
 #: derivatives fixed, held it on 77 % (``DESIGN.md`` §65). σ1's interval reaches
 #: σ̂1/(1 + this) below.
 SIGMA1_DERIVATIVE_BIAS = 0.15
-#: Records longer than this [samples] are re-differentiated on three evenly spaced windows of
-#: :data:`ANGLE_WINDOW` samples (:func:`lighter_smoothing`): the TV solve of a 1e6-sample
-#: record cost 2.5 s, the Jacobian on it 1.5 s.
-LONG_RECORD = 100_000
+#: Records longer than :data:`LONG_RECORD` samples are re-differentiated on
+#: three evenly spaced windows of this many samples (:func:`lighter_smoothing`): the TV solve
+#: of a 1e6-sample record cost 2.5 s, the Jacobian on it 1.5 s.
 ANGLE_WINDOW = 20_000
-#: Samples of each window on which :func:`bandwidth` measures a long record's correlation time.
-CORRELATION_WINDOW = 100_000
 
 
 def _parameter_rows(names: Sequence[str], theta: np.ndarray, steps: np.ndarray,

@@ -1,9 +1,8 @@
-"""Uncertainty of identified models: the HAC covariance, the fast method, the block bootstrap."""
+"""Uncertainty of identified models: the fast method and the block bootstrap."""
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import replace
 
 import numpy as np
@@ -23,20 +22,16 @@ from sparsefric.uncertainty import (
     SIGMA1_DERIVATIVE_BIAS,
     ParameterUncertainty,
     Records,
-    bandwidth,
     bootstrap_uncertainty,
     clip_at_zero,
-    correlation_time,
     derivative_bias,
     draw_blocks,
     fast_uncertainty,
-    hac_covariance,
     hull_shift,
     inclusion_table,
     interval_table,
     model_terms,
     model_torque,
-    newey_west,
     optimum_step,
     parameter_names,
     parameter_values,
@@ -57,74 +52,9 @@ from sparsefric.uncertainty import (
 )
 from sparsefric.validity import OutsideValidityWarning
 
-
-def ar1(rng: np.random.Generator, n: int, rho: float, sd: float) -> np.ndarray:
-    """AR(1) noise of stationary standard deviation ``sd``."""
-    e = rng.normal(0.0, sd * np.sqrt(1 - rho**2), n)
-    out = np.empty(n)
-    out[0] = rng.normal(0.0, sd)
-    for i in range(1, n):
-        out[i] = rho * out[i - 1] + e[i]
-    return out
+from .noise import ar1
 
 
-# ---------------------------------------------------------------------------- HAC machinery
-def test_newey_west_is_the_bartlett_weighted_sum_of_lagged_products():
-    rng = np.random.default_rng(0)
-    u = rng.normal(size=(40, 3))
-    lag = 4
-    brute = sum((1 - abs(k) / (lag + 1)) * sum(np.outer(u[t], u[t - k])
-                                                for t in range(max(k, 0), 40 + min(k, 0)))
-                for k in range(-lag, lag + 1))
-    assert np.allclose(newey_west(u, lag), brute)
-    assert np.allclose(newey_west(u, 0), u.T @ u)
-
-
-def test_correlation_time_of_white_and_ar1_noise():
-    rng = np.random.default_rng(1)
-    assert correlation_time(rng.normal(size=20_000)) == pytest.approx(1.0, abs=0.15)
-    rho = 0.9  # τ = (1 + ρ)/(1 − ρ) = 19
-    assert correlation_time(ar1(rng, 50_000, rho, 1.0)) == pytest.approx(19.0, rel=0.2)
-    both = correlation_time(np.column_stack([rng.normal(size=5000), np.ones(5000)]))
-    assert both.shape == (2,) and both[1] == 1.0
-
-
-
-def test_bandwidth_of_a_long_record_from_windows():
-    """A 400k-sample record's lag window from three 100k-sample windows: within 10 % of the
-    whole record's for AR(1) scores (τ = 19), and the same where the record is short."""
-    rng = np.random.default_rng(3)
-    n = 400_000
-    r = ar1(rng, n, 0.9, 1.0)
-    u = np.column_stack([r * rng.normal(1.0, 0.1, n), ar1(rng, n, 0.5, 1.0)])
-    tau = float(np.max(correlation_time(np.column_stack([r, u]))))
-    (lag,) = bandwidth(r, u, [(0, n)])
-    assert lag == pytest.approx(5 * tau, rel=0.1)
-    short = slice(0, 80_000)
-    (whole,) = bandwidth(r[short], u[short], [(0, 80_000)])
-    assert whole == math.ceil(5 * float(np.max(correlation_time(np.column_stack([r, u])[short]))))
-
-def test_hac_intervals_cover_under_autocorrelated_errors_where_ols_does_not():
-    """Linear regression with AR(1) errors (ρ = 0.97): HAC 95 % intervals cover ≈ 95 %."""
-    rng = np.random.default_rng(2)
-    n, beta = 3000, np.array([1.0, -0.5])
-    t = np.linspace(0, 30, n)
-    X = np.column_stack([np.sin(t), np.sign(np.sin(0.7 * t))])
-    hac, ols = [], []
-    for _ in range(150):
-        r = ar1(rng, n, 0.97, 0.3)
-        b = np.linalg.lstsq(X, X @ beta + r, rcond=None)[0]
-        res = X @ beta + r - X @ b
-        bounds = [(0, n)]
-        cov = hac_covariance(X, res, bounds, bandwidth(res, X * res[:, None], bounds))
-        hac.append(np.abs(b - beta) <= 1.96 * np.sqrt(np.diag(cov)))
-        plain = res @ res / (n - 2) * np.linalg.inv(X.T @ X)
-        ols.append(np.abs(b - beta) <= 1.96 * np.sqrt(np.diag(plain)))
-    assert np.all(np.mean(hac, axis=0) >= 0.85)
-    assert np.all(np.mean(ols, axis=0) <= 0.6)
-
-
-# ---------------------------------------------------------------------------- parameters
 def test_parameter_names_values_and_replacement():
     names = parameter_names(EXAMPLE_TRUTH)
     assert names == ("inertia", "gravity_cos", "gravity_sin", "coulomb", "stribeck:1.5",
@@ -330,15 +260,6 @@ def test_findings_name_wide_intervals_and_unstable_terms():
     assert beside.loc["inclusion (final)", "qd^3"] == 0.3
     assert beside.loc["inclusion (step 1)", "qd^5"] == 0.7
     assert np.isnan(beside.loc["inclusion (final)", "threshold"]) and len(beside) == 4
-
-
-def test_fixed_b_critical_values():
-    from sparsefric.uncertainty import critical_value
-
-    assert critical_value(0.95, 0.0) == pytest.approx(1.95996, abs=1e-4)
-    assert critical_value(0.95, 0.25) == pytest.approx(2.72, abs=0.01)  # simulated: 2.69
-    assert critical_value(0.90, 0.1) == pytest.approx(1.866, abs=0.01)
-    assert critical_value(0.95, 0.1) < critical_value(0.95, 0.2) < critical_value(0.99, 0.2)
 
 
 def test_intervals_reach_from_the_estimate_to_the_prediction_error_optimum():
