@@ -8,7 +8,14 @@ import math
 import numpy as np
 import pytest
 
-from sparsefric.hac import bandwidth, correlation_time, critical_value, hac_covariance, newey_west
+from sparsefric.hac import (
+    bandwidth,
+    correlation_time,
+    critical_value,
+    hac_covariance,
+    newey_west,
+    standard_errors,
+)
 
 from .noise import ar1
 
@@ -59,9 +66,10 @@ def test_hac_intervals_cover_under_autocorrelated_errors_where_ols_does_not():
         r = ar1(rng, n, 0.97, 0.3)
         b = np.linalg.lstsq(X, X @ beta + r, rcond=None)[0]
         res = X @ beta + r - X @ b
-        bounds = [(0, n)]
-        cov = hac_covariance(X, res, bounds, bandwidth(res, X * res[:, None], bounds))
-        hac.append(np.abs(b - beta) <= 1.96 * np.sqrt(np.diag(cov)))
+        sd, window = standard_errors(X, res)
+        hac.append(np.abs(b - beta) <= critical_value(0.95, window) * sd)
+        assert np.allclose(sd**2, np.diag(hac_covariance(
+            X, res, [(0, n)], bandwidth(res, X * res[:, None], [(0, n)]))))
         plain = res @ res / (n - 2) * np.linalg.inv(X.T @ X)
         ols.append(np.abs(b - beta) <= 1.96 * np.sqrt(np.diag(plain)))
     assert np.all(np.mean(hac, axis=0) >= 0.85)
