@@ -35,6 +35,7 @@ from sparsefric.options import (
     LIBRARIES,
     METHODS,
     OUTSIDE,
+    TORQUE_TIMINGS,
     UNCERTAINTY,
     as_flags,
     flag,
@@ -165,6 +166,11 @@ def _add_data_options(p: argparse.ArgumentParser, differentiation: str = "tv") -
     g.add_argument("--cutoff-hz", type=_positive, default=None, metavar="HZ",
                    help="Butterworth cutoff [Hz] (--differentiation butterworth and the "
                         "baselines; default: their own)")
+    g.add_argument("--torque-timing", choices=TORQUE_TIMINGS, default="instant",
+                   help="the torque column samples a torque that changes between samples "
+                        "(instant: a sensor, or a command logged slower than the controller "
+                        "runs) or is a command held until the next sample (hold: logged at the "
+                        "control rate) (default: instant)")
 
 
 def _load(paths: Sequence[str], args: argparse.Namespace):
@@ -177,7 +183,8 @@ def _preprocessor(args: argparse.Namespace):
     """How the command's data are differentiated (the options of ``--differentiation``)."""
     from sparsefric.preprocessing import Preprocessor
 
-    return Preprocessor(args.differentiation, args.regularization, args.cutoff_hz)
+    return Preprocessor(args.differentiation, args.regularization, args.cutoff_hz,
+                        torque_timing=args.torque_timing)
 
 
 def _say(args: argparse.Namespace, text: str) -> None:
@@ -300,6 +307,7 @@ def _estimator(args: argparse.Namespace, model: str):
                       static_only=args.static_only, differentiation=args.differentiation,
                       regularization=args.regularization, cutoff_hz=args.cutoff_hz,
                       presliding_distance=args.presliding_distance,
+                      torque_timing=args.torque_timing,
                       uncertainty=args.uncertainty, progress=_interactive(args))
 
 

@@ -57,6 +57,7 @@ from sparsefric.options import (
     OMEGA_STEPS,
     OUTER_STOPS,
     SIGN_MODELS,
+    TORQUE_TIMINGS,
     UNCERTAINTY,
     check_choice,
     check_fraction,
@@ -191,6 +192,14 @@ class SparseFric(RegressorMixin, BaseEstimator):
         TV regularisation (dimensionless κ; default: chosen automatically).
     cutoff_hz : float, optional
         Butterworth cutoff [Hz].
+    torque_timing : {"instant", "hold"}
+        How the logged torque relates to the motion between samples: ``instant`` (default), a
+        sample of a torque that changes between samples (a sensor; a command logged slower
+        than the controller updates it); ``hold``, the command applied until the next sample
+        (logged at the control rate, as the simulator's). It sets how the final coefficients
+        average τ against the q̈ of a second difference: a held torque taken as instantaneous
+        puts σ1 hσ0/2 high, +6 to +12 % on the simulated benchmark joints; ``hold`` on a
+        torque logged slower than its controller puts it 40 % low (``DESIGN.md`` §68).
     tv_weight : float or "auto", optional
         TV weight in the paper's units, TVRegDiff's α (paper: 1000; "auto": κ chosen from the
         data); replaces ``regularization`` (:func:`sparsefric.preprocessing.tvregdiff_kappa`).
@@ -270,8 +279,9 @@ class SparseFric(RegressorMixin, BaseEstimator):
                  lambdas: tuple[float, ...] | None = None, aic_data: str | None = None,
                  aic_domain: str | None = None, inner_rule: str | None = None,
                  outer_stop: str | None = None, tv_weight: float | None = None,
-                 omega_step: str | None = None):
+                 omega_step: str | None = None, torque_timing: str = "instant"):
         self.recipe = recipe
+        self.torque_timing = torque_timing
         self.omega_step = omega_step
         self.polish = polish
         self.sliding_window = sliding_window
@@ -339,7 +349,8 @@ class SparseFric(RegressorMixin, BaseEstimator):
             static_only=bool(p["static_only"]),
             preprocessor=Preprocessor(
                 check_choice("differentiation", p["differentiation"], DIFFERENTIATION),
-                **optional),
+                **optional, torque_timing=check_choice("torque_timing", p["torque_timing"],
+                                                       TORQUE_TIMINGS)),
             iterations=IterationSettings(
                 nu=nu, max_outer=check_positive("max_outer", p["max_outer"], integer=True),
                 max_inner=check_positive("max_inner", p["max_inner"], integer=True),
@@ -827,7 +838,7 @@ class RigidFrame:
         mask = tuple(k != "inertia" for k in self.kinds) \
             if averaged and prep.sampled_acceleration else None
         return FrictionData(x, prep.tau, prep.bounds, prep.dt, columns, self.start,
-                            theta_bounds, limit, mask)
+                            theta_bounds, limit, mask, prep.torque_held)
 
     def coefficients(self, rigid: np.ndarray | None) -> dict[str, float]:
         """``JointModel`` fields of the coefficients ``rigid`` (the start where None)."""

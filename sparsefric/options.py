@@ -24,6 +24,10 @@ SIGN_MODELS: tuple[str, ...] = ("A", "B")
 LIBRARIES: tuple[str, ...] = ("full", "coulomb-viscous", "coulomb-viscous-offset", "stribeck")
 #: How q̇ and q̈ are obtained (see :func:`sparsefric.differentiation.differentiate`).
 DIFFERENTIATION: tuple[str, ...] = ("tv", "butterworth", "savgol", "given")
+#: How the logged torque relates to the motion between samples: a sample of a torque that
+#: changes between samples (a sensor, or a command logged slower than the controller runs), or
+#: a command held until the next sample (logged at the control rate).
+TORQUE_TIMINGS: tuple[str, ...] = ("instant", "hold")
 #: Identification methods of ``identify --method``: sparsefric, then the baselines.
 METHODS: tuple[str, ...] = ("sparsefric", "idim-ls", "output-error", "two-step")
 #: How sure an identified model is: no intervals, the asymptotic (HAC) ones, or a block bootstrap.

@@ -62,6 +62,11 @@ class Prepared:
     notes : tuple of str
         What preparing the data changed or could not settle (a record cut at a jump, pieces
         left out, an automatic regularisation at the end of its range), for the user.
+    torque_held : bool
+        The torque is a command held until the next sample (zero-order hold), not an
+        instantaneous sample: the sample-averaged equation averages it by
+        :func:`~sparsefric.differentiation.held_average`, not
+        :func:`~sparsefric.differentiation.sample_average` (``DESIGN.md`` §68).
     """
 
     signals: Signals
@@ -76,6 +81,7 @@ class Prepared:
     presliding_distance: float | None = None
     pieces: tuple[Trajectory, ...] = ()
     notes: tuple[str, ...] = ()
+    torque_held: bool = False
 
     def __len__(self) -> int:
         return len(self.tau)
@@ -145,18 +151,20 @@ class Prepared:
                         [r.name for r in records],
                         [{**self.params[k], "trajectory": r.name}
                          for (k, _, _), r in zip(parts, records, strict=True)],
-                        self.presliding_distance, tuple(records), notes)
+                        self.presliding_distance, tuple(records), notes, self.torque_held)
 
 
 def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
             regularization: float | None = None, cutoff_hz: float | None = None,
             presliding_distance: float | None = None,
-            tv_weight: float | None = None) -> Prepared:
+            tv_weight: float | None = None, torque_timing: str = "instant") -> Prepared:
     """Cut each trajectory at its jumps, differentiate each piece on its own, stack the results.
 
     ``presliding_distance`` [rad] fixes which samples count as sliding for the static fits
     (default: chosen by :func:`choose_window`); see :mod:`sparsefric.regimes`. ``tv_weight``
     replaces ``regularization`` by the paper's TVRegDiff weight (:func:`tvregdiff_kappa`).
+    ``torque_timing`` (:data:`~sparsefric.options.TORQUE_TIMINGS`): ``instant``, a sample of a
+    torque that changes between samples; ``hold``, the command applied until the next sample.
 
     Raises
     ------
@@ -185,7 +193,7 @@ def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
     q, qd, qdd, tau, raw, dist, span = (np.concatenate(c) for c in zip(*parts, strict=True))
     return Prepared(Signals(q, qd, qdd), tau, raw, bounds, [p.dt for p in pieces], dist, span,
                     [p.name for p in pieces], params, presliding_distance, tuple(pieces),
-                    tuple(notes))
+                    tuple(notes), torque_timing == "hold")
 
 
 def tvregdiff_kappa(record: Trajectory, alpha: float) -> tuple[float, float]:
@@ -248,6 +256,9 @@ class Preprocessor:
     tv_weight : float, optional
         TV weight in the paper's units (TVRegDiff's α, :func:`tvregdiff_kappa`); replaces
         ``regularization``.
+    torque_timing : str
+        ``instant`` (default) or ``hold``: how the logged torque relates to the motion
+        between samples (:func:`prepare`).
     """
 
     method: str = "tv"
@@ -255,6 +266,7 @@ class Preprocessor:
     cutoff_hz: float | None = None
     presliding_distance: float | None = None
     tv_weight: float | None = None
+    torque_timing: str = "instant"
     _cache: list[tuple[tuple[Trajectory, ...], Prepared]] = field(
         default_factory=list, repr=False, compare=False)
 
@@ -270,7 +282,7 @@ class Preprocessor:
                               f"and {mention('acceleration', 'NAME')})")
         prep = prepare(key, method=self.method, regularization=self.regularization,
                        cutoff_hz=self.cutoff_hz, presliding_distance=self.presliding_distance,
-                       tv_weight=self.tv_weight)
+                       tv_weight=self.tv_weight, torque_timing=self.torque_timing)
         if remember:
             self.remember(key, prep)
         return prep

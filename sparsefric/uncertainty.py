@@ -68,7 +68,7 @@ from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywid
 
 from sparsefric.data import Trajectory
 from sparsefric.diagnostics import Finding
-from sparsefric.differentiation import sample_average, spaced_windows
+from sparsefric.differentiation import held_average, sample_average, spaced_windows
 from sparsefric.hac import LONG_RECORD, bandwidth, correlation_time, critical_value, hac_covariance
 from sparsefric.model import JointModel, StaticBand, Uncertainty, units
 from sparsefric.preprocessing import Prepared, Preprocessor, prepare
@@ -386,6 +386,9 @@ class Records:
         Residuals of the sample-averaged equation: ``tau`` and every term of τ̂ but I q̈
         averaged like the q̈ of a second difference (:meth:`average`), as the final
         coefficients were fitted (:attr:`sparsefric.steps.iterations.FrictionData.averaged`).
+    held : bool
+        There ``tau`` is a command held until the next sample, averaged by
+        :func:`~sparsefric.differentiation.held_average` (``Prepared.torque_held``).
     """
 
     q: np.ndarray
@@ -395,6 +398,7 @@ class Records:
     bounds: tuple[tuple[int, int], ...]
     dt: tuple[float, ...]
     averaged: bool = False
+    held: bool = False
 
     @classmethod
     def of(cls, data: Sequence[Prepared], torque: str = "denoised") -> Records:
@@ -411,7 +415,8 @@ class Records:
                   cat([p.signals.qdd for p in data]), cat(tau), tuple(bounds),
                   tuple(float(h) for p in data for h in p.dt))
         if torque == "measured" and all(p.sampled_acceleration for p in data):
-            return replace(out, averaged=True).with_torque(out.tau)
+            held = all(p.torque_held for p in data)
+            return replace(out, averaged=True, held=held).with_torque(out.tau)
         return out
 
     def average(self, x: np.ndarray) -> np.ndarray:
@@ -420,8 +425,12 @@ class Records:
         return sample_average(x, self.bounds) if self.averaged else x
 
     def with_torque(self, tau: np.ndarray) -> Records:
-        """The same records with the torque ``tau`` [N·m] (averaged alike)."""
-        return replace(self, tau=self.average(np.asarray(tau, dtype=float)))
+        """The same records with the torque ``tau`` [N·m] (averaged alike: a held command's
+        average where :attr:`held`)."""
+        tau = np.asarray(tau, dtype=float)
+        if self.averaged and self.held:
+            return replace(self, tau=held_average(tau, self.bounds))
+        return replace(self, tau=self.average(tau))
 
     def __len__(self) -> int:
         return len(self.tau)

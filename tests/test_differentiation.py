@@ -9,6 +9,7 @@ from sparsefric.differentiation import (
     METHODS,
     Derivatives,
     differentiate,
+    held_average,
     noise_std,
     sample_average,
     trend_filter,
@@ -461,3 +462,23 @@ def test_sample_average_is_what_the_second_difference_of_positions_does_to_the_a
     np.testing.assert_array_equal(two, np.r_[np.zeros(5), np.ones(5)])
     columns = sample_average(np.column_stack([qdd, 2 * qdd]), [(0, n)])
     np.testing.assert_allclose(columns[:, 1], 2 * averaged)
+
+
+def test_held_average_is_what_the_second_difference_does_to_a_held_acceleration():
+    """A command held over [t_k, t_k + h) drives a q̈ constant on each interval: the second
+    difference of the exact positions is (a_{k−1} + a_k)/2, the held average, and neither
+    a_k nor the (1, 4, 1)/6 average; the first sample of each record stays."""
+    rng = np.random.default_rng(4)
+    h, n = 1e-3, 300
+    a = rng.normal(size=n) * 50.0  # rad/s² held over each interval
+    q, qd = np.zeros(n), np.zeros(n)
+    for i in range(n - 1):
+        q[i + 1] = q[i] + qd[i] * h + a[i] * h**2 / 2
+        qd[i + 1] = qd[i] + a[i] * h
+    d2 = np.diff(q, 2) / h**2
+    held = held_average(a, [(0, n)])
+    np.testing.assert_allclose(d2, held[1:-1], rtol=0, atol=1e-9 * np.abs(a).max())
+    assert np.abs(d2 - sample_average(a, [(0, n)])[1:-1]).max() > 1.0
+    assert held[0] == a[0]
+    two = held_average(np.r_[np.zeros(5), np.ones(5)], [(0, 5), (5, 10)])
+    np.testing.assert_array_equal(two, np.r_[np.zeros(5), np.ones(5)])

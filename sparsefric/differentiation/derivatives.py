@@ -129,6 +129,28 @@ def second_difference(x: np.ndarray, h: float) -> np.ndarray:
     return out
 
 
+def held_average(x: np.ndarray, bounds: Sequence[tuple[int, int]]) -> np.ndarray:
+    r"""Samples of a held signal averaged as a second difference of positions averages q̈.
+
+    A command logged at t_k and held over [t_k, t_k + h) (zero-order hold: what a controller
+    applies, and the torque a robot logs as its command) is, under the triangle of half-width
+    h around t_k that weighs the q̈ of :func:`second_difference`,
+
+    .. math:: \bar x_k = (x_{k-1} + x_k) / 2,
+
+    not x_k nor :func:`sample_average`'s (x_{k−1} + 4x_k + x_{k+1})/6, which pair the motion
+    with the torque h/2 early. During pre-sliding (τ ≈ σ0 z + σ1 ż) a shift δ adds δσ0 ż: σ1
+    comes out h σ0/2 high, +6 to +12 % on the simulated benchmark joints (``DESIGN.md`` §68).
+    The first sample of each record, which has no predecessor, is kept. ``x`` (held signals,
+    samples along axis 0), ``bounds`` and the result as in :func:`sample_average`.
+    """
+    x = np.asarray(x, dtype=float)
+    out = x.copy()
+    for a, b in bounds:
+        out[a + 1:b] = 0.5 * (x[a:b - 1] + x[a + 1:b])
+    return out
+
+
 def sample_average(x: np.ndarray, bounds: Sequence[tuple[int, int]]) -> np.ndarray:
     r"""Samples of ``x`` averaged as a second difference of sampled positions averages q̈.
 

@@ -31,7 +31,7 @@ from functools import cached_property
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from sparsefric.differentiation import sample_average
+from sparsefric.differentiation import held_average, sample_average
 from sparsefric.feature_library import (
     FeatureLibrary,
     SignalLibrary,
@@ -119,6 +119,9 @@ class FrictionData:
         equation: τ and every column averaged over ±h like the q̈ of a second difference of
         positions (:func:`~sparsefric.differentiation.sample_average`), except the rigid
         columns marked False here (q̈ itself, already that average). None: sample by sample.
+    held_torque : bool
+        In that equation τ is a command held until the next sample, averaged by
+        :func:`~sparsefric.differentiation.held_average` (``DESIGN.md`` §68).
     """
 
     x: Signals
@@ -130,6 +133,7 @@ class FrictionData:
     theta_bounds: tuple[float, float] | None = None
     g0_limit: float = math.inf
     averaged: tuple[bool, ...] | None = None
+    held_torque: bool = False
 
     @cached_property
     def tau_c(self) -> np.ndarray:
@@ -164,6 +168,13 @@ class FrictionData:
         """``columns`` (samples along axis 0) as the inner least squares see them: averaged
         where the data are :attr:`averaged`, else as they are."""
         return columns if self.averaged is None else sample_average(columns, self.bounds)
+
+    def average_torque(self) -> np.ndarray:
+        """τ [N·m] as the inner least squares see it: :meth:`average`, or the held command's
+        average where :attr:`held_torque`."""
+        if self.averaged is not None and self.held_torque:
+            return held_average(self.tau, self.bounds)
+        return self.average(self.tau)
 
     def regression(self, powers: tuple[int, ...], refit_rigid: bool) -> FixedColumnsLstsq:
         """Least squares on the columns [viscous q̇^p…, (rigid…)] that every inner-loop fit and
@@ -325,7 +336,7 @@ class InnerResult:
 def _regression(data: FrictionData, refit_rigid: bool) -> tuple[np.ndarray, np.ndarray]:
     """(target, rigid columns) of the inner regressions: τ on the rigid columns too, or τ_c;
     averaged as :attr:`FrictionData.averaged` says."""
-    tau, R = data.average(data.tau), data.rigid_columns
+    tau, R = data.average_torque(), data.rigid_columns
     if data.n_rigid and data.averaged is not None:
         R = R.copy()
         keep = np.asarray(data.averaged, dtype=bool)
