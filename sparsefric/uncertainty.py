@@ -29,7 +29,7 @@ to_dict` is the ``uncertainty`` section of ``model.json``):
     the bristle moves). The structures the selection's own sweep supports about as
     well (Akaike confidence set) widen f_c and the break-away (:func:`structure_shifts`), and
     a LuGre model's inertia reaches step 1's with the static friction (:func:`static_estimates`),
-    and σ1 reaches below by the derivatives' bias at the reversals (:func:`derivative_bias`);
+    and σ1 reaches below by the torque timing's bias (:func:`timing_bias`);
     **the rest of the structure selection's uncertainty is not included**, nor biases of the
     model class. Cost: ≈ 40 evaluations of the friction along the data and one TV solve per
     record, 0.3 s on data/example.
@@ -88,7 +88,6 @@ __all__ = [
     "central_differences",
     "clip_at_zero",
     "default_workers",
-    "derivative_bias",
     "derived_values",
     "draw_blocks",
     "draw_of",
@@ -117,6 +116,7 @@ __all__ = [
     "static_estimates",
     "static_velocity_grid",
     "structure_shifts",
+    "timing_bias",
     "torque_jacobian",
     "uncertainty_findings",
     "validity_range",
@@ -161,8 +161,8 @@ class ParameterUncertainty:
         ``structure_shift``, the largest move of the estimate under other structures the data
         support (:func:`structure_shifts`) [unit], ``static_shift``, |step 1's inertia − the
         LuGre model's| (:func:`static_estimates`; from :func:`result_fast`) [unit],
-        ``derivative_shift``, σ̂1 − the lowest σ1 the derivatives' bias allows
-        (:func:`derivative_bias`) [unit], and
+        ``timing_shift``, σ̂1 − the lowest σ1 the torque timing's bias allows
+        (:func:`timing_bias`) [unit], and
         ``extrapolation_shift``, the model's rise of an extrapolated break-away below the
         slowest steady speed (:func:`extrapolation_shifts`) [unit]; ``unresolved`` (fast, and
         bootstrap from its hull with the fast intervals): σ0 and σ1 rows opened because the
@@ -570,14 +570,13 @@ INTEGRATION_SUBSTEPS = 4
 #: Factor on each record's TV weight κ of the angle for the third optimum: a decade less
 #: smoothing (:func:`lighter_smoothing`).
 LIGHTER_SMOOTHING = 0.1
-#: Relative overestimate of σ1 the derivatives at the reversals allow [-]: σ1 ż acts where q̇
-#: passes through zero, and the differentiated angle there is an average over sample
-#: intervals. On the simulated benchmark joints σ1 comes out +6 to +12 % high (−3 % with the
-#: simulator's true derivatives), on fixed-seed zoo joints whose sampling resolves the
-#: stiction resonance +0.6 to +19.5 %, none low; the fast intervals, which hold the
-#: derivatives fixed, held it on 77 % (``DESIGN.md`` §65). σ1's interval reaches
-#: σ̂1/(1 + this) below.
-SIGMA1_DERIVATIVE_BIAS = 0.15
+#: Relative overestimate of σ1 a torque taken as instantaneous allows [-]: a command held until
+#: the next sample pairs with the motion h/2 late, which pre-sliding turns into σ1 + hσ0/2
+#: (``DESIGN.md`` §68). On the simulated benchmark joints σ1 comes out +6 to +12 % high, on
+#: fixed-seed zoo joints whose sampling resolves the stiction resonance +0.6 to +19.5 %, none
+#: low; the fast intervals held it on 77 % (§65). σ1's interval reaches σ̂1/(1 + this) below,
+#: unless the torque was declared held (``torque_timing="hold"``).
+SIGMA1_TIMING_BIAS = 0.15
 #: Records longer than :data:`LONG_RECORD` samples are re-differentiated on
 #: three evenly spaced windows of this many samples (:func:`lighter_smoothing`): the TV solve
 #: of a 1e6-sample record cost 2.5 s, the Jacobian on it 1.5 s.
@@ -708,9 +707,9 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     copies shifted by them (the ``structure_shift`` column, the largest |shift|).
     An extrapolated break-away and g(0) reach down by the model's rise below the slowest
     steady speed and are open above (:func:`extrapolation_shifts`; the rise in the
-    ``extrapolation_shift`` column). σ1's interval reaches σ̂1/(1 + 0.15) below, the bias
-    the differentiated angle at the reversals allows, which no re-differentiation of these
-    data shows (:func:`derivative_bias`; the ``derivative_shift`` column). Where the
+    ``extrapolation_shift`` column). σ1's interval reaches σ̂1/(1 + 0.15) below, the bias a
+    held torque taken as instantaneous allows, which no re-differentiation of these data
+    shows (:func:`timing_bias`; the ``timing_shift`` column). Where the
     pre-sliding deflection is below the position resolution, σ0's and σ1's intervals are open
     above (:func:`open_unresolved`, the ``unresolved`` column).
 
@@ -741,7 +740,7 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     ParameterUncertainty
         ``method`` = ``"fast"``; ``table`` has ``gap``, ``denoised_gap``, ``angle_gap`` and
         ``integration_gap`` columns (θ*_m − θ̂, θ*_d − θ̂, θ*_κ − θ̂, θ*_z − θ̂ [unit]),
-        ``structure_shift``, ``extrapolation_shift``, ``derivative_shift`` and
+        ``structure_shift``, ``extrapolation_shift``, ``timing_shift`` and
         ``unresolved``; with the covariance, the lag windows and the critical value.
     """
     base = model.with_(validity=None, uncertainty=None)
@@ -765,7 +764,7 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     extrapolated = extrapolation_shifts(base, data)
     table = widen(widen(pd.concat([params, rows], ignore_index=True), shifts or {}),
                   extrapolated, "extrapolation_shift")
-    table = reach(table, derivative_bias(base), "derivative_shift")
+    table = reach(table, timing_bias(base, data), "timing_shift")
     table["extrapolated"] = table["name"].isin(list(extrapolated))
     table = open_unresolved(clip_at_zero(table), base,
                             checks.median_position_noise(data[0]))
@@ -773,13 +772,13 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
                                 lags=lags, covariance=cov, critical=c)
 
 
-def derivative_bias(model: JointModel) -> dict[str, float]:
-    """σ̂1/(1 + :data:`SIGMA1_DERIVATIVE_BIAS`) [N·m·s/rad | N·s/m], the lowest σ1 the
-    derivatives' bias at the reversals allows, for σ1's interval to reach; empty without a
-    positive σ1."""
-    if model.kind != "lugre" or not model.sigma1 > 0:
+def timing_bias(model: JointModel, data: Sequence[Prepared]) -> dict[str, float]:
+    """σ̂1/(1 + :data:`SIGMA1_TIMING_BIAS`) [N·m·s/rad | N·s/m], the lowest σ1 a held torque
+    taken as instantaneous allows, for σ1's interval to reach; empty without a positive σ1,
+    or where every record of ``data`` was declared held (``Prepared.torque_held``)."""
+    if model.kind != "lugre" or not model.sigma1 > 0 or all(p.torque_held for p in data):
         return {}
-    return {"sigma1": float(model.sigma1) / (1.0 + SIGMA1_DERIVATIVE_BIAS)}
+    return {"sigma1": float(model.sigma1) / (1.0 + SIGMA1_TIMING_BIAS)}
 
 
 def widen(table: pd.DataFrame, shifts: Mapping[str, np.ndarray],

@@ -19,12 +19,11 @@ from sparsefric.preprocessing import prepare
 from sparsefric.schema import validate_model_dict
 from sparsefric.simulate import EXAMPLE_TRUTH
 from sparsefric.uncertainty import (
-    SIGMA1_DERIVATIVE_BIAS,
+    SIGMA1_TIMING_BIAS,
     ParameterUncertainty,
     Records,
     bootstrap_uncertainty,
     clip_at_zero,
-    derivative_bias,
     draw_blocks,
     fast_uncertainty,
     hull_shift,
@@ -44,6 +43,7 @@ from sparsefric.uncertainty import (
     static_estimates,
     static_velocity_grid,
     structure_shifts,
+    timing_bias,
     torque_jacobian,
     uncertainty_findings,
     widen,
@@ -126,20 +126,22 @@ def test_fast_uncertainty_table_band_and_model_file_section(tmp_path):
     assert back == u.to_model() and back.intervals["stribeck:1.5"] == u.interval("stribeck:1.5")
 
 
-def test_sigma1_interval_reaches_below_by_the_derivatives_bias():
-    """The fit regresses σ1 on differentiated angles, which put it 6–12 % high on the
-    benchmark joints; the linearisation holds them fixed. With the true model on given
-    derivatives the statistical interval is ±10 %: its lower end is σ̂1/1.15, its upper end
-    stays, and the column says by how much. A static model has no σ1 to move."""
+def test_sigma1_interval_reaches_below_by_the_torque_timing_bias():
+    """A held torque taken as instantaneous puts σ1 6–12 % high on the benchmark joints, which
+    the linearisation does not see. With the true model on given derivatives the statistical
+    interval is ±10 %: its lower end is σ̂1/1.15, its upper end stays, and the column says by
+    how much. Data declared held, or a model without σ1, move nothing."""
     rng = np.random.default_rng(3)
     data = prepared_with_noise(EXAMPLE_TRUTH, ar1(rng, 8000, 0.95, 0.3))
     row = fast_uncertainty(EXAMPLE_TRUTH, data).table.set_index("name").loc["sigma1"]
     sigma1 = EXAMPLE_TRUTH.sigma1
-    assert row.lower == pytest.approx(sigma1 / (1 + SIGMA1_DERIVATIVE_BIAS))
-    assert row.derivative_shift == pytest.approx(sigma1 - row.lower)
+    assert row.lower == pytest.approx(sigma1 / (1 + SIGMA1_TIMING_BIAS))
+    assert row.timing_shift == pytest.approx(sigma1 - row.lower)
     assert sigma1 < row.upper < 1.15 * sigma1
-    assert derivative_bias(EXAMPLE_TRUTH.with_(kind="static")) == {}
-    assert derivative_bias(EXAMPLE_TRUTH.with_(sigma1=0.0)) == {}
+    held = [replace(p, torque_held=True) for p in data]
+    assert timing_bias(EXAMPLE_TRUTH, held) == {}
+    assert timing_bias(EXAMPLE_TRUTH.with_(kind="static"), data) == {}
+    assert timing_bias(EXAMPLE_TRUTH.with_(sigma1=0.0), data) == {}
 
 
 def test_fast_uncertainty_of_a_static_model_has_no_bristle_parameters():
