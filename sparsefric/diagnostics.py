@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 
 from sparsefric.feature_library import FeatureLibrary
-from sparsefric.hac import critical_value, standard_errors
+from sparsefric.hac import critical_value, sandwich
 from sparsefric.model import JointModel, units
 from sparsefric.optimizers.sr3 import GramCache, SR3Newton, SR3Result
 from sparsefric.options import mention
@@ -297,7 +297,7 @@ def check_offset(with_offset: FeatureLibrary, support: np.ndarray, theta: float,
     columns with the offset among them, θ = ln Ω_s of the selection; ``x``, ``tau`` [N·m] the
     sliding samples. The selected structure is refitted with the offset; it is reported when
     it is above :data:`OFFSET_SHARE` of the torque RMS and its HAC t statistic (one record,
-    :func:`~sparsefric.hac.standard_errors`) beyond the fixed-b critical value of
+    :func:`~sparsefric.hac.sandwich`) beyond the fixed-b critical value of
     :data:`OFFSET_LEVEL`. A current-sensor bias or a constant load otherwise leaks into a_c,
     a_s, the inertia and friction (``DESIGN.md`` §21).
 
@@ -315,9 +315,10 @@ def check_offset(with_offset: FeatureLibrary, support: np.ndarray, theta: float,
     if share <= OFFSET_SHARE:
         return []
     columns = sub.evaluate(x, res.theta)[0]
-    sd, b = standard_errors(columns, tau - columns @ res.coef)
-    t = abs(offset) / sd[k] if sd[k] > 0 else np.inf
-    if t < critical_value(OFFSET_LEVEL, b):
+    cov, lags = sandwich(columns, tau - columns @ res.coef)
+    sd = float(np.sqrt(max(cov[k, k], 0.0)))
+    t = abs(offset) / sd if sd > 0 else np.inf
+    if t < critical_value(OFFSET_LEVEL, sum(lags) / len(tau)):
         return []
     return [Finding("warning", "torque_offset",
                     f"the torque seems to carry a constant offset: refitted with an offset "

@@ -22,7 +22,7 @@ from scipy.stats import norm
 from sparsefric.differentiation import spaced_windows
 
 __all__ = ["CORRELATION_WINDOW", "FIXED_B", "LONG_RECORD", "bandwidth", "correlation_time",
-           "critical_value", "hac_covariance", "newey_west", "standard_errors"]
+           "critical_value", "hac_covariance", "newey_west", "sandwich"]
 
 #: Records longer than this [samples] have their correlation time measured on windows
 #: (:func:`bandwidth`), and are re-differentiated on windows by the fast intervals
@@ -171,30 +171,29 @@ def critical_value(level: float, b: float) -> float:
     return float(norm.ppf(p) * np.interp(p, keys, ratios))
 
 
-def standard_errors(J: np.ndarray, residual: np.ndarray,
-                    bounds: Sequence[tuple[int, int]] | None = None,
-                    factor: float = 5.0) -> tuple[np.ndarray, float]:
-    """HAC standard errors of least-squares coefficients, and the b = ΣL/n of their window.
+def sandwich(J: np.ndarray, residual: np.ndarray,
+             bounds: Sequence[tuple[int, int]] | None = None,
+             factor: float = 5.0) -> tuple[np.ndarray, tuple[int, ...]]:
+    """:func:`hac_covariance` of least-squares coefficients with its lag windows from
+    :func:`bandwidth` (``factor`` correlation times); b = ΣL/n of :func:`critical_value` is
+    ``sum(lags) / len(residual)``.
 
     Parameters
     ----------
     J : ndarray, shape (n, p)
-        The regression's columns [N·m per unit of each coefficient].
+        The regression's columns (or Jacobian) [N·m per unit of each coefficient].
     residual : ndarray, shape (n,)
-        τ − Jξ̂ [N·m].
+        τ − τ̂ [N·m].
     bounds : sequence of (int, int), optional
         Records (default: one); no lag crosses a boundary.
-    factor : float
-        Lag window in integrated autocorrelation times (:func:`bandwidth`).
 
     Returns
     -------
-    sd : ndarray, shape (p,)
-        Standard error of each coefficient [its unit].
-    b : float
-        Lag window over samples, for :func:`critical_value`.
+    cov : ndarray, shape (p, p)
+        Covariance of the coefficients [their units squared].
+    lags : tuple of int
+        L of each record [samples].
     """
     bounds = [(0, len(residual))] if bounds is None else bounds
     lags = bandwidth(residual, J * residual[:, None], bounds, factor)
-    cov = hac_covariance(J, residual, bounds, lags)
-    return np.sqrt(np.maximum(np.diag(cov), 0.0)), sum(lags) / len(residual)
+    return hac_covariance(J, residual, bounds, lags), lags

@@ -16,9 +16,9 @@ to_dict` is the ``uncertainty`` section of ``model.json``):
 
     Torque residuals of this pipeline are strongly autocorrelated (the smoothed derivatives and
     the model error move slowly), so the plain least-squares covariance σ̂² B⁻¹ is far too
-    narrow; the lag window L of each record comes from the integrated autocorrelation time of its
-    residuals and scores (:func:`bandwidth`), and the intervals use the fixed-b critical value of
-    the Bartlett kernel at b = ΣL/n (:func:`critical_value`), which accounts for the few
+    narrow; the lag window L of each record comes from the integrated autocorrelation time of
+    its residuals and scores (:func:`hac.bandwidth`), and the intervals use the fixed-b critical
+    value of the Bartlett kernel at b = ΣL/n (:func:`critical_value`), which accounts for the few
     effective blocks a long window leaves. Ω_s and σ0 are linearised in their logarithm;
     derived quantities (break-away torque, g(0), the static curve) by the delta method. The
     covariance is that of the prediction-error optimum θ* with the selected structure fixed;
@@ -68,8 +68,8 @@ from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywid
 
 from sparsefric.data import Trajectory
 from sparsefric.diagnostics import Finding
-from sparsefric.differentiation import held_average, sample_average, spaced_windows
-from sparsefric.hac import LONG_RECORD, bandwidth, correlation_time, critical_value, hac_covariance
+from sparsefric.differentiation import sample_average, spaced_windows, torque_average
+from sparsefric.hac import LONG_RECORD, correlation_time, critical_value, sandwich
 from sparsefric.model import JointModel, StaticBand, Uncertainty, units
 from sparsefric.preprocessing import Prepared, Preprocessor, prepare
 from sparsefric.selection import SweepResult
@@ -428,9 +428,9 @@ class Records:
         """The same records with the torque ``tau`` [N·m] (averaged alike: a held command's
         average where :attr:`held`)."""
         tau = np.asarray(tau, dtype=float)
-        if self.averaged and self.held:
-            return replace(self, tau=held_average(tau, self.bounds))
-        return replace(self, tau=self.average(tau))
+        if self.averaged:
+            tau = torque_average(tau, self.bounds, self.held)
+        return replace(self, tau=tau)
 
     def __len__(self) -> int:
         return len(self.tau)
@@ -672,8 +672,8 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
 
     .. math:: \operatorname{Cov}\hat\theta = B^{-1} S B^{-1}
 
-    with the Newey–West long-run score sum S (:func:`hac_covariance`, lag windows L from
-    :func:`bandwidth`). The interval of a parameter (in ln θ for Ω_s and σ0) is
+    with the Newey–West long-run score sum S (:func:`hac.hac_covariance`, lag windows L from
+    :func:`hac.bandwidth`). The interval of a parameter (in ln θ for Ω_s and σ0) is
 
     .. math:: [\hat\theta - r - c\,s,\; \hat\theta + r + c\,s], \quad
               r = \max(|\theta^*_m - \hat\theta|, |\theta^*_d - \hat\theta|,
@@ -728,7 +728,7 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     level : float
         Nominal coverage [-].
     factor : float
-        Lag window in integrated autocorrelation times (:func:`bandwidth`).
+        Lag window in integrated autocorrelation times (:func:`hac.bandwidth`).
     velocity : ndarray, optional
         Velocities [rad/s | m/s] of the static-curve band; default
         :func:`static_velocity_grid` over the speeds of ``data``.
@@ -747,8 +747,7 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     names = parameter_names(base)
     steps, rec, tau_hat, J = _optimum_steps(base, data, names)
     residual = rec.tau - tau_hat
-    lags = bandwidth(residual, J * residual[:, None], rec.bounds, factor)
-    cov = hac_covariance(J, residual, rec.bounds, lags)
+    cov, lags = sandwich(J, residual, rec.bounds, factor)
     c = critical_value(level, sum(lags) / len(rec))
     v_min, v_max = _speed_range(data)
     grid = static_velocity_grid(v_max, v_min) if velocity is None else np.asarray(velocity)

@@ -14,7 +14,7 @@ from sparsefric.hac import (
     critical_value,
     hac_covariance,
     newey_west,
-    standard_errors,
+    sandwich,
 )
 
 from .noise import ar1
@@ -66,10 +66,10 @@ def test_hac_intervals_cover_under_autocorrelated_errors_where_ols_does_not():
         r = ar1(rng, n, 0.97, 0.3)
         b = np.linalg.lstsq(X, X @ beta + r, rcond=None)[0]
         res = X @ beta + r - X @ b
-        sd, window = standard_errors(X, res)
-        hac.append(np.abs(b - beta) <= critical_value(0.95, window) * sd)
-        assert np.allclose(sd**2, np.diag(hac_covariance(
-            X, res, [(0, n)], bandwidth(res, X * res[:, None], [(0, n)]))))
+        cov, lags = sandwich(X, res)
+        hac.append(np.abs(b - beta) <= critical_value(0.95, lags[0] / n) * np.sqrt(np.diag(cov)))
+        assert np.allclose(cov, hac_covariance(X, res, [(0, n)],
+                                               bandwidth(res, X * res[:, None], [(0, n)])))
         plain = res @ res / (n - 2) * np.linalg.inv(X.T @ X)
         ols.append(np.abs(b - beta) <= 1.96 * np.sqrt(np.diag(plain)))
     assert np.all(np.mean(hac, axis=0) >= 0.85)

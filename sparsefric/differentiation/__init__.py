@@ -36,6 +36,7 @@ from sparsefric.differentiation.derivatives import (
     sample_average,
     select_tv_weight,
     spaced_windows,
+    torque_average,
     tv_fit,
 )
 from sparsefric.differentiation.trend_filter import TrendFilterResult, noise_std, trend_filter
@@ -51,6 +52,7 @@ __all__ = [
     "sample_average",
     "select_tv_weight",
     "spaced_windows",
+    "torque_average",
     "trend_filter",
     "tv_fit",
 ]

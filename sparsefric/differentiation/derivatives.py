@@ -151,6 +151,13 @@ def held_average(x: np.ndarray, bounds: Sequence[tuple[int, int]]) -> np.ndarray
     return out
 
 
+def torque_average(tau: np.ndarray, bounds: Sequence[tuple[int, int]], held: bool) -> np.ndarray:
+    """The torque [N·m] averaged as the q̈ of a second difference of positions: by
+    :func:`held_average` where it is a command held until the next sample (``held``), else by
+    :func:`sample_average`."""
+    return held_average(tau, bounds) if held else sample_average(tau, bounds)
+
+
 def sample_average(x: np.ndarray, bounds: Sequence[tuple[int, int]]) -> np.ndarray:
     r"""Samples of ``x`` averaged as a second difference of sampled positions averages q̈.
 

@@ -31,7 +31,7 @@ from functools import cached_property
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from sparsefric.differentiation import held_average, sample_average
+from sparsefric.differentiation import sample_average, torque_average
 from sparsefric.feature_library import (
     FeatureLibrary,
     SignalLibrary,
@@ -172,9 +172,9 @@ class FrictionData:
     def average_torque(self) -> np.ndarray:
         """τ [N·m] as the inner least squares see it: :meth:`average`, or the held command's
         average where :attr:`held_torque`."""
-        if self.averaged is not None and self.held_torque:
-            return held_average(self.tau, self.bounds)
-        return self.average(self.tau)
+        if self.averaged is None:
+            return self.tau
+        return torque_average(self.tau, self.bounds, self.held_torque)
 
     def regression(self, powers: tuple[int, ...], refit_rigid: bool) -> FixedColumnsLstsq:
         """Least squares on the columns [viscous q̇^p…, (rigid…)] that every inner-loop fit and
