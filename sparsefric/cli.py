@@ -560,7 +560,9 @@ def _simulate_parser(sub) -> None:
     p = sub.add_parser("simulate", help="simulate a joint (truth model) into CSV files",
                        description="Simulate closed-loop back-and-forth moves (or an open-loop "
                                    "torque) of a known joint; writes one CSV per trajectory "
-                                   "and truth.json. A model with a validity range (an "
+                                   "and truth.json. The torque column is the command held "
+                                   "over each sample interval (identify it with "
+                                   "--torque-timing hold). A model with a validity range (an "
                                    "identified model.json) warns when the simulated motion "
                                    "leaves it.",
                        epilog=_examples("sparsefric simulate --out sim/ --velocities 0.1,1.0",
