@@ -6,6 +6,9 @@ Run:  .venv/bin/python benchmarks/run.py            (every data set, ~7 min on 2
 Methods (sparsefric.baselines for the baselines):
 
 * ``sparsefric``  — ``SparseFric(axis=...).fit(train, validate=val)``, model A, defaults.
+* ``sparsefric hold`` — the same with ``torque_timing="hold"``: the simulated joints log the
+  command they hold over each sample interval (EMPS logs its force command too); docs/DESIGN.md
+  §68.
 * ``IDIM-LS``     — ``idim_ls(train)``: rigid body + Coulomb + viscous q̇, q̇³, 20 Hz Butterworth,
   decimation 10, rows with |q̇| < 0.05 rad/s (prismatic 0.005 m/s) dropped.  On EMPS the
   published reference settings (Coulomb + viscous q̇ + offset, 100 Hz, all rows).
@@ -199,10 +202,14 @@ def _timed(method: str, fn: Callable[[], JointModel]) -> Result:
     return Result(method, model, wall, f"non-finite parameters: {', '.join(bad)}" if bad else "")
 
 
+#: sparsefric's rows: (method name, torque timing).
+SPARSEFRIC = (("sparsefric", "instant"), ("sparsefric hold", "hold"))
+
+
 def run_methods(ds: Dataset) -> list[Result]:
     tr, va = ds.train, ds.validate
-    out = [_timed("sparsefric", lambda: SparseFric(axis=ds.axis).fit(
-        tr, validate=va or None).model_)]
+    out = [_timed(name, lambda timing=timing: SparseFric(axis=ds.axis, torque_timing=timing).fit(
+        tr, validate=va or None).model_) for name, timing in SPARSEFRIC]
     if ds.name == "emps":
         idim = _timed("IDIM-LS", lambda: idim_ls(tr, "prismatic", cutoff_hz=100.0, decimate=10))
     else:
@@ -469,7 +476,8 @@ def _n(trs: list[Trajectory]) -> int:
 
 
 def summary(sections) -> pd.DataFrame:
-    methods = ["sparsefric", "IDIM-LS", "OE-LuGre", "OE-LuGre ×5", "two-step"]
+    methods = [name for name, _ in SPARSEFRIC] + ["IDIM-LS", "OE-LuGre", "OE-LuGre ×5",
+                                                  "two-step"]
     rows = []
     for ds, table, _ in sections:
         rec: dict[str, object] = {"data set": ds.name}
