@@ -901,6 +901,7 @@ def _provenance(static: StaticFit, s: Settings, run: IterationResult | None = No
     reproducible byte for byte; the CLI adds ``created``)."""
     library = s.library_name + (", Coulomb level only (one speed)" if s.coulomb_only else "")
     fit = {"model": s.sign_model, "library": library, "window": static.window,
+           "torque_timing": s.preprocessor.torque_timing,
            "validation": static.sweep.validation_source,
            "selected_threshold": float(static.sweep.table.threshold[static.sweep.selected])}
     if run is not None:

@@ -60,6 +60,8 @@ def test_a_held_torque_puts_sigma1_at_the_truth(fitted, truth, example):
     held.fit(example["train"], validate=example["validate"])
     assert held.model_.sigma1 == pytest.approx(truth.sigma1, rel=0.05)
     assert held.model_.inertia == pytest.approx(truth.inertia, rel=0.01)
+    assert fitted.model_.extra["fit"]["torque_timing"] == "instant"
+    assert held.model_.extra["fit"]["torque_timing"] == "hold"  # model.json says how
     with pytest.raises(SparsefricError, match="torque_timing"):
         SparseFric(torque_timing="zoh").fit(example["train"])
 
