@@ -66,7 +66,7 @@ PAPER_ROWS: tuple[tuple[str, dict], ...] = (
     ("+ Ω_s starts 0.002–0.2 (§5)", {"omega_starts": DEFAULT_OMEGA_STARTS}),
     ("+ σ0 starts scaled with g(0) (§13)", {"sigma0_starts": AUTO}),
     ("+ rigid body refit (§24)", {"refit_rigid": True}),
-    ("+ inner rule: best (§27)", {"inner_rule": "best"}),
+    ("+ inner rule: search (§27, §47)", {"inner_rule": "search"}),
     ("+ outer stop: σ0 and g (§7)", {"outer_stop": "sigma0+g"}),
     ("+ automatic TV weight (§23)", {"tv_weight": AUTO}),
     ("+ Ω_s by the profile's minimum (§28)", {"omega_step": "profile"}),
@@ -74,6 +74,7 @@ PAPER_ROWS: tuple[tuple[str, dict], ...] = (
 DEFAULT_ROWS: tuple[tuple[str, dict], ...] = (
     ("sparsefric (default)", {}),
     ("sparsefric, inner rule: paper", {"inner_rule": "paper"}),
+    ("sparsefric, inner rule: best (the walk)", {"inner_rule": "best"}),
     ("sparsefric, outer stop: σ0", {"outer_stop": "sigma0"}),
     ("sparsefric, Ω_s by the profile (§28)", {"omega_step": "profile"}),
 )

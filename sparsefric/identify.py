@@ -219,8 +219,8 @@ class SparseFric(RegressorMixin, BaseEstimator):
     polish : bool, optional
         Finish each LuGre run with a 1-D search of σ0 (``DESIGN.md`` §14; paper: False).
     inner_rule : {"best", "paper", "search"}, optional
-        What an inner loop returns (``DESIGN.md`` §27; ``search``: the same end reached by a
-        line search, §47).
+        What an inner loop returns (``DESIGN.md`` §27): ``search`` (sparsefric's default) finds
+        by a line search where the walk σ0 ← σ0 ξ_u of ``best`` ends (§47, §69).
     outer_stop : {"sigma0+g", "sigma0"}, optional
         Stop the outer loop when σ0 and g(q̇) settle, or σ0 alone (paper).
     omega_step : {"newton", "profile"}, optional

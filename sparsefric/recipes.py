@@ -19,7 +19,7 @@ aic_domain         guarded               literal                         §27
 omega_starts       0.002 … 0.2 rad/s     0.01 rad/s                      §5
 sigma0_starts      g(0)/z_ss (scaled)    1e3, 5e3, 1e4, 5e4, 1e5         §13
 refit_rigid        True                  False (frozen after step 2.1)   §24
-inner_rule         best                  paper (eq. 18–19 applied)       §27
+inner_rule         search                paper (eq. 18–19 applied)       §27, §47, §69
 outer_stop         sigma0+g              sigma0                          §7, §27
 omega_step         newton (ξ fixed)      newton (ξ fixed)                §28
 tv_weight          automatic κ           1000 (TVRegDiff's α)            §27
@@ -63,7 +63,7 @@ RECIPE_OPTIONS: dict[str, dict[str, object]] = {
         "refine": True, "polish": True, "sliding_window": True, "scale_columns": True,
         "lambdas": None, "aic_parts": None, "aic_data": "training+validation",
         "aic_domain": "guarded", "omega_starts": DEFAULT_OMEGA_STARTS, "sigma0_starts": None,
-        "refit_rigid": True, "inner_rule": "best", "outer_stop": "sigma0+g", "tv_weight": None,
+        "refit_rigid": True, "inner_rule": "search", "outer_stop": "sigma0+g", "tv_weight": None,
         "validation_share": 0.2, "omega_step": "newton",
     },
     "paper": {
@@ -127,8 +127,8 @@ _SWITCHES: tuple[tuple[str, dict], ...] = (
     ("aic_domain", {"choices": AIC_DOMAINS,
                     "help": "AICc where m − k − 2 < 0: +∞ (guarded) or as printed (§27)"}),
     ("inner_rule", {"choices": INNER_RULES, "help": "what an inner loop returns: best walks σ0 "
-                    "by eq. 18 while the error falls, search finds where that walk ends by a "
-                    "line search (faster), paper as published (§27, §47)"}),
+                    "by eq. 18 while the error falls, search (default) finds where that walk "
+                    "ends by a line search, paper as published (§27, §47, §69)"}),
     ("outer_stop", {"choices": OUTER_STOPS, "help": "when the outer loop stops (§7, §27)"}),
     ("omega_step", {"choices": OMEGA_STEPS, "help": "how Ω_s moves between SR3 solves: Newton "
                     "with the coefficients fixed (default), or the profile's minimum (§28)"}),
