@@ -549,7 +549,46 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
     """Steps 0–3 on the training (and validation) trajectories with the settings ``s``.
 
     ``progress(description)`` is called as each step finishes, with the next step's name.
+
+    Where the model misses the constant-velocity friction of a validation record
+    (:func:`~sparsefric.steps.checks.cve_misses`), that record shows a regime the training
+    records do not: the identification runs again with the validation records fitted, and
+    that model is kept if it misses fewer constant-velocity levels of all the records
+    (``DESIGN.md`` §70).
     """
+    result = _identify(train, validate, s, progress)
+    missed = _validation_misses(result, validate or [])
+    if not missed or any(f.code == "validation_pooled" for f in result.findings):
+        return result
+    pooled = _identify(train, validate, s, lambda description: None, pool=True)
+    before = int(checks.cve_misses(result.model, result.cve).sum())
+    after = int(checks.cve_misses(pooled.model, pooled.cve).sum())
+    if not after < before:
+        return result
+    pooled.findings.append(Finding(
+        "warning", "validation_pooled",
+        f"the model fitted on the training records missed the constant-velocity friction of "
+        f"validation record{'s' * (len(missed) > 1)} {', '.join(missed)} ({before} speed "
+        f"level{'s' * (before > 1)} of all records missed); fitted with the validation "
+        f"records too, it misses {after}: AICc scores the union in-sample, so judge the "
+        "model on test data"))
+    return pooled
+
+
+def _validation_misses(result: IdentificationResult, validate: list[Trajectory]) -> list[str]:
+    """The validation records (pieces of them, where cut at jumps) whose constant-velocity
+    friction the model misses."""
+    names = {tr.name for tr in validate}
+    if result.cve is None or not names:
+        return []
+    miss = checks.cve_misses(result.model, result.cve)
+    records = result.cve["trajectory"].astype(str)[miss]
+    return sorted({r for r in records if r in names or r.split("[")[0] in names})
+
+
+def _identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Settings,
+              progress: Callable[[str], None], pool: bool = False) -> IdentificationResult:
+    """:func:`identify` once; ``pool``: fit the validation records with the training ones."""
     original, given = train, validate or []
     whole, held_out, cut_notes = None, [], []
     if not validate and s.validation_share > 0:
@@ -560,8 +599,9 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
     prep = s.preprocessor.prepare(train, remember=True)
     findings = _data_findings(prep, s.library(), s.axis)
     val = s.preprocessor.prepare(validate, remember=True) if validate else None
-    if s.pool_validation and val is not None and (pooled := _slower_validation(prep, val)):
-        findings.append(pooled)
+    slower = _slower_validation(prep, val) if s.pool_validation and val is not None else None
+    if val is not None and (pool or slower is not None):
+        findings += [slower] if slower is not None else []
         prep = whole if whole is not None else \
             s.preprocessor.prepare([*train, *validate], remember=True)
         val = None

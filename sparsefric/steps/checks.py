@@ -231,23 +231,32 @@ def inertia_agreement(static: JointModel, lugre: JointModel) -> list[Finding]:
                     "value")]
 
 
-def consistency(model: JointModel, cve: pd.DataFrame) -> list[Finding]:
-    """CVE points that the static curve misses beyond their scatter (code ``cve_miss``).
+def cve_misses(model: JointModel, cve: pd.DataFrame) -> np.ndarray:
+    """Which CVE points the static curve misses: by more than :data:`CVE_TOLERANCE` of the
+    measured friction and by more than three standard errors of its mean.
 
     ``cve``: rows of :func:`sparsefric.validation.cve_points` (trajectory, velocity [rad/s],
-    friction [N·m], friction_std, n_bins), of every record given.
+    friction [N·m], friction_std, n_bins). Returns a bool array, one entry per row.
     """
     if cve is None or not len(cve):
+        return np.zeros(0, dtype=bool)
+    measured = cve["friction"].to_numpy(float)
+    off = static_curve(cve["velocity"].to_numpy(float), model.friction) - measured
+    sem = cve["friction_std"].to_numpy(float) / np.sqrt(np.maximum(cve["n_bins"], 1))
+    return ((np.abs(off) > CVE_TOLERANCE * np.abs(measured)) & (np.abs(off) > 3 * sem)
+            & (np.abs(measured) > 0))
+
+
+def consistency(model: JointModel, cve: pd.DataFrame) -> list[Finding]:
+    """CVE points that the static curve misses beyond their scatter (code ``cve_miss``;
+    :func:`cve_misses`), of every record given."""
+    miss = cve_misses(model, cve)
+    if not miss.any():
         return []
     v = cve["velocity"].to_numpy(float)
     measured = cve["friction"].to_numpy(float)
     curve = static_curve(v, model.friction)
-    sem = cve["friction_std"].to_numpy(float) / np.sqrt(np.maximum(cve["n_bins"], 1))
     off = curve - measured
-    miss = ((np.abs(off) > CVE_TOLERANCE * np.abs(measured)) & (np.abs(off) > 3 * sem)
-            & (np.abs(measured) > 0))
-    if not miss.any():
-        return []
     u = units(model.axis)
     i = int(np.argmax(np.where(miss, np.abs(off / measured), -1)))
     return [Finding("warning", "cve_miss",
