@@ -161,7 +161,7 @@ class ParameterUncertainty:
         ``structure_shift``, the largest move of the estimate under other structures the data
         support (:func:`structure_shifts`) [unit], ``static_shift``, |step 1's inertia − the
         LuGre model's| (:func:`static_estimates`; from :func:`result_fast`) [unit],
-        ``timing_shift``, σ̂1 − the lowest σ1 the torque timing's bias allows
+        ``timing_shift``, how far the torque timing's bias moves σ1's lower end
         (:func:`timing_bias`) [unit], and
         ``extrapolation_shift``, the model's rise of an extrapolated break-away below the
         slowest steady speed (:func:`extrapolation_shifts`) [unit]; ``unresolved`` (fast, and
@@ -574,8 +574,9 @@ LIGHTER_SMOOTHING = 0.1
 #: the next sample pairs with the motion h/2 late, which pre-sliding turns into σ1 + hσ0/2
 #: (``DESIGN.md`` §68). On the simulated benchmark joints σ1 comes out +6 to +12 % high, on
 #: fixed-seed zoo joints whose sampling resolves the stiction resonance +0.6 to +19.5 %, none
-#: low; the fast intervals held it on 77 % (§65). σ1's interval reaches σ̂1/(1 + this) below,
-#: unless the torque was declared held (``torque_timing="hold"``).
+#: low; the fast intervals held it on 77 % (§65). σ1's interval reaches σ̂1·this/(1 + this)
+#: or hσ0/2 further below, whichever is more (:func:`timing_bias`), unless the torque was
+#: declared held (``torque_timing="hold"``).
 SIGMA1_TIMING_BIAS = 0.15
 #: Records longer than :data:`LONG_RECORD` samples are re-differentiated on
 #: three evenly spaced windows of this many samples (:func:`lighter_smoothing`): the TV solve
@@ -707,9 +708,9 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     copies shifted by them (the ``structure_shift`` column, the largest |shift|).
     An extrapolated break-away and g(0) reach down by the model's rise below the slowest
     steady speed and are open above (:func:`extrapolation_shifts`; the rise in the
-    ``extrapolation_shift`` column). σ1's interval reaches σ̂1/(1 + 0.15) below, the bias a
-    held torque taken as instantaneous allows, which no re-differentiation of these data
-    shows (:func:`timing_bias`; the ``timing_shift`` column). Where the
+    ``extrapolation_shift`` column). σ1's interval reaches below by the bias a held torque
+    taken as instantaneous allows, max(hσ0/2, 0.13 σ̂1), which no re-differentiation of these
+    data shows (:func:`timing_bias`; the ``timing_shift`` column). Where the
     pre-sliding deflection is below the position resolution, σ0's and σ1's intervals are open
     above (:func:`open_unresolved`, the ``unresolved`` column).
 
@@ -763,7 +764,7 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     extrapolated = extrapolation_shifts(base, data)
     table = widen(widen(pd.concat([params, rows], ignore_index=True), shifts or {}),
                   extrapolated, "extrapolation_shift")
-    table = reach(table, timing_bias(base, data), "timing_shift")
+    table = widen(table, timing_bias(base, data), "timing_shift")
     table["extrapolated"] = table["name"].isin(list(extrapolated))
     table = open_unresolved(clip_at_zero(table), base,
                             checks.median_position_noise(data[0]))
@@ -771,13 +772,26 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
                                 lags=lags, covariance=cov, critical=c)
 
 
-def timing_bias(model: JointModel, data: Sequence[Prepared]) -> dict[str, float]:
-    """σ̂1/(1 + :data:`SIGMA1_TIMING_BIAS`) [N·m·s/rad | N·s/m], the lowest σ1 a held torque
-    taken as instantaneous allows, for σ1's interval to reach; empty without a positive σ1,
-    or where every record of ``data`` was declared held (``Prepared.torque_held``)."""
+def timing_bias(model: JointModel, data: Sequence[Prepared]) -> dict[str, np.ndarray]:
+    """How far above the true σ1 [N·m·s/rad | N·s/m] a held torque taken as instantaneous may
+    have put σ̂1, as a shift of σ1's interval for :func:`widen`; empty without a positive σ1,
+    or where every record of ``data`` was declared held (``Prepared.torque_held``).
+
+    The shift is σ̂1·b/(1 + b), b = :data:`SIGMA1_TIMING_BIAS`, the overestimate measured on
+    the simulated joints (§65), or hσ0/2 where that is more and q̈ is a second difference of
+    positions (:attr:`~sparsefric.preprocessing.Prepared.sampled_acceleration`): such a q̈
+    averages the acceleration over ±h, which a command held over each sample interval drives
+    as (τ_{k−1} + τ_k)/2, so that the torque pairs with the motion h/2 late and pre-sliding
+    turns that into σ1 + hσ0/2 (``DESIGN.md`` §68; h the longest sample period of ``data``).
+    Lightly damped bristles sampled coarsely are dominated by it: a zoo joint with σ1 = 1.32,
+    σ0 = 2671 N·m/rad at 1 kHz came out at σ̂1 = 2.82 (§71)."""
     if model.kind != "lugre" or not model.sigma1 > 0 or all(p.torque_held for p in data):
         return {}
-    return {"sigma1": float(model.sigma1) / (1.0 + SIGMA1_TIMING_BIAS)}
+    shift = float(model.sigma1) * SIGMA1_TIMING_BIAS / (1.0 + SIGMA1_TIMING_BIAS)
+    if all(p.sampled_acceleration for p in data):
+        h = max(float(dt) for p in data for dt in p.dt)
+        shift = max(shift, 0.5 * h * float(model.sigma0))
+    return {"sigma1": np.array([-shift])}
 
 
 def widen(table: pd.DataFrame, shifts: Mapping[str, np.ndarray],

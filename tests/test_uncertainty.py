@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sparsefric import uncertainty as uncertainty_module
 from sparsefric.data import Trajectory
 from sparsefric.diagnostics import Finding
 from sparsefric.errors import OptionError
@@ -126,18 +127,31 @@ def test_fast_uncertainty_table_band_and_model_file_section(tmp_path):
     assert back == u.to_model() and back.intervals["stribeck:1.5"] == u.interval("stribeck:1.5")
 
 
-def test_sigma1_interval_reaches_below_by_the_torque_timing_bias():
+def test_sigma1_interval_reaches_below_by_the_torque_timing_bias(monkeypatch):
     """A held torque taken as instantaneous puts σ1 6–12 % high on the benchmark joints, which
     the linearisation does not see. With the true model on given derivatives the statistical
-    interval is ±10 %: its lower end is σ̂1/1.15, its upper end stays, and the column says by
-    how much. Data declared held, or a model without σ1, move nothing."""
+    interval is ±10 %: its lower end moves down by σ̂1·0.15/1.15 (more than hσ0/2 = 7.5 there),
+    its upper end stays, and the column says by how much. Where q̈ is a second difference of
+    positions, a lightly damped bristle's shift is hσ0/2; data declared held, or a model
+    without σ1, move nothing."""
     rng = np.random.default_rng(3)
     data = prepared_with_noise(EXAMPLE_TRUTH, ar1(rng, 8000, 0.95, 0.3))
     row = fast_uncertainty(EXAMPLE_TRUTH, data).table.set_index("name").loc["sigma1"]
+    with monkeypatch.context() as m:
+        m.setattr(uncertainty_module, "timing_bias", lambda *_: {})
+        plain = fast_uncertainty(EXAMPLE_TRUTH, data).table.set_index("name").loc["sigma1"]
     sigma1 = EXAMPLE_TRUTH.sigma1
-    assert row.lower == pytest.approx(sigma1 / (1 + SIGMA1_TIMING_BIAS))
-    assert row.timing_shift == pytest.approx(sigma1 - row.lower)
+    shift = sigma1 * SIGMA1_TIMING_BIAS / (1 + SIGMA1_TIMING_BIAS)
+    assert row.lower == pytest.approx(plain.lower - shift)
+    assert row.timing_shift == pytest.approx(shift) and row.upper == plain.upper
     assert sigma1 < row.upper < 1.15 * sigma1
+    light = EXAMPLE_TRUTH.with_(sigma1=2.0)  # hσ0/2 = 7.5 N·m·s/rad ≫ 0.26
+    (given,) = timing_bias(light, data)["sigma1"]  # measured q̈: no half-sample pairing
+    assert given == pytest.approx(-2.0 * SIGMA1_TIMING_BIAS / (1 + SIGMA1_TIMING_BIAS))
+    differenced = [replace(p, params=[{**q, "method": "tv", "tv_order": 2} for q in p.params])
+                   for p in data]
+    (moved,) = timing_bias(light, differenced)["sigma1"]
+    assert moved == pytest.approx(-0.5 * data[0].dt[0] * EXAMPLE_TRUTH.sigma0)
     held = [replace(p, torque_held=True) for p in data]
     assert timing_bias(EXAMPLE_TRUTH, held) == {}
     assert timing_bias(EXAMPLE_TRUTH.with_(kind="static"), data) == {}
