@@ -557,12 +557,14 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
     (``DESIGN.md`` §70).
     """
     result = _identify(train, validate, s, progress)
-    missed = _validation_misses(result, validate or [])
-    if not missed or any(f.code == "validation_pooled" for f in result.findings):
+    if any(f.code == "validation_pooled" for f in result.findings):
+        return result
+    miss = checks.cve_misses(result.model, result.cve)
+    missed = _validation_records(result.cve, miss, validate or [])
+    if not missed:
         return result
     pooled = _identify(train, validate, s, lambda description: None, pool=True)
-    before = int(checks.cve_misses(result.model, result.cve).sum())
-    after = int(checks.cve_misses(pooled.model, pooled.cve).sum())
+    before, after = int(miss.sum()), int(checks.cve_misses(pooled.model, pooled.cve).sum())
     if not after < before:
         return result
     pooled.findings.append(Finding(
@@ -575,14 +577,14 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
     return pooled
 
 
-def _validation_misses(result: IdentificationResult, validate: list[Trajectory]) -> list[str]:
-    """The validation records (pieces of them, where cut at jumps) whose constant-velocity
-    friction the model misses."""
+def _validation_records(cve: pd.DataFrame, miss: np.ndarray,
+                        validate: list[Trajectory]) -> list[str]:
+    """The validation records (pieces of them, where cut at jumps) among the CVE rows ``miss``
+    marks."""
     names = {tr.name for tr in validate}
-    if result.cve is None or not names:
+    if not names or not miss.any():
         return []
-    miss = checks.cve_misses(result.model, result.cve)
-    records = result.cve["trajectory"].astype(str)[miss]
+    records = cve["trajectory"].astype(str)[miss]
     return sorted({r for r in records if r in names or r.split("[")[0] in names})
 
 
@@ -601,7 +603,8 @@ def _identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Set
     val = s.preprocessor.prepare(validate, remember=True) if validate else None
     slower = _slower_validation(prep, val) if s.pool_validation and val is not None else None
     if val is not None and (pool or slower is not None):
-        findings += [slower] if slower is not None else []
+        if slower is not None:
+            findings.append(slower)
         prep = whole if whole is not None else \
             s.preprocessor.prepare([*train, *validate], remember=True)
         val = None

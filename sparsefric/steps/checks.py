@@ -238,24 +238,30 @@ def cve_misses(model: JointModel, cve: pd.DataFrame) -> np.ndarray:
     ``cve``: rows of :func:`sparsefric.validation.cve_points` (trajectory, velocity [rad/s],
     friction [N·m], friction_std, n_bins). Returns a bool array, one entry per row.
     """
+    return _cve_offsets(model, cve)[2]
+
+
+def _cve_offsets(model: JointModel, cve: pd.DataFrame
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the static curve, the measured friction [N·m], :func:`cve_misses`) at the rows."""
     if cve is None or not len(cve):
-        return np.zeros(0, dtype=bool)
+        return np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool)
     measured = cve["friction"].to_numpy(float)
-    off = static_curve(cve["velocity"].to_numpy(float), model.friction) - measured
+    curve = static_curve(cve["velocity"].to_numpy(float), model.friction)
+    off = curve - measured
     sem = cve["friction_std"].to_numpy(float) / np.sqrt(np.maximum(cve["n_bins"], 1))
-    return ((np.abs(off) > CVE_TOLERANCE * np.abs(measured)) & (np.abs(off) > 3 * sem)
+    miss = ((np.abs(off) > CVE_TOLERANCE * np.abs(measured)) & (np.abs(off) > 3 * sem)
             & (np.abs(measured) > 0))
+    return curve, measured, miss
 
 
 def consistency(model: JointModel, cve: pd.DataFrame) -> list[Finding]:
     """CVE points that the static curve misses beyond their scatter (code ``cve_miss``;
     :func:`cve_misses`), of every record given."""
-    miss = cve_misses(model, cve)
+    curve, measured, miss = _cve_offsets(model, cve)
     if not miss.any():
         return []
     v = cve["velocity"].to_numpy(float)
-    measured = cve["friction"].to_numpy(float)
-    curve = static_curve(v, model.friction)
     off = curve - measured
     u = units(model.axis)
     i = int(np.argmax(np.where(miss, np.abs(off / measured), -1)))
