@@ -605,8 +605,7 @@ def _identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Set
     if val is not None and (pool or slower is not None):
         if slower is not None:
             findings.append(slower)
-        prep = whole if whole is not None else \
-            s.preprocessor.prepare([*train, *validate], remember=True)
+        prep = whole if whole is not None else prep.join(val)
         val = None
     s, findings = _one_speed(s, prep, findings)
     library = s.library()

@@ -86,6 +86,18 @@ class Prepared:
     def __len__(self) -> int:
         return len(self.tau)
 
+    def join(self, other: Prepared) -> Prepared:
+        """These records followed by ``other``'s: what :func:`prepare` of both lists gives,
+        since each record is differentiated on its own, without differentiating them again."""
+        x, y, n = self.signals, other.signals, len(self)
+        return Prepared(Signals(np.r_[x.q, y.q], np.r_[x.qd, y.qd], np.r_[x.qdd, y.qdd]),
+                        np.r_[self.tau, other.tau], np.r_[self.tau_raw, other.tau_raw],
+                        [*self.bounds, *((a + n, b + n) for a, b in other.bounds)],
+                        [*self.dt, *other.dt], np.r_[self.stop_distance, other.stop_distance],
+                        np.r_[self.span, other.span], [*self.names, *other.names],
+                        [*self.params, *other.params], self.presliding_distance,
+                        self.pieces + other.pieces, self.notes + other.notes, self.torque_held)
+
     def sliding_mask(self, fraction: float) -> np.ndarray:
         """Samples farther than ``fraction``·span from every stop (or than the user's distance)."""
         limit = self.presliding_distance if self.presliding_distance is not None else \

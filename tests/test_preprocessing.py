@@ -32,6 +32,21 @@ def test_prepare_stacks_records_with_their_bounds_and_periods():
     assert [p["method"] for p in prep.params] == ["given", "given"]
 
 
+def test_joined_sets_are_the_set_of_both_lists():
+    """Each record is differentiated on its own (TV here), so two prepared sets joined are,
+    sample for sample, the set prepared from both lists."""
+    a, b, c = _record(400, name="a"), _record(300, 1.0, name="b"), _record(350, 2.0, name="c")
+    both = prepare([a, b, c])
+    joined = prepare([a]).join(prepare([b, c]))
+    assert joined.bounds == both.bounds and joined.dt == both.dt and joined.names == both.names
+    for field in ("q", "qd", "qdd"):
+        np.testing.assert_array_equal(getattr(joined.signals, field),
+                                      getattr(both.signals, field))
+    for field in ("tau", "tau_raw", "stop_distance", "span"):
+        np.testing.assert_array_equal(getattr(joined, field), getattr(both, field))
+    assert joined.params == both.params and joined.pieces == both.pieces
+
+
 def test_prepared_torque_is_the_model_along_each_record():
     a, b = _record(400), _record(300, 1.0)
     prep = prepare([a, b], method="given")
