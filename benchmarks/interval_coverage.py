@@ -18,8 +18,18 @@ whose identified structure is right (the truth's friction kind, viscous powers a
 Stribeck terms: intervals conditioned on a wrong structure cannot be expected to cover). The truth's
 break-away torque is taken up to the fastest recorded speed, as the interval's.
 
-Outputs in ``--out`` (git-ignored): ``coverage_METHOD.csv`` (one row per joint and quantity)
-and ``coverage_METHOD.md`` (the summary, printed at the end). Joints already in the CSV are
+The bootstrap also scores its term inclusion frequencies (the share of the resamples whose final
+model has a term). A true term should be kept by ≥ 90 % of the resamples on the joints whose data
+reach it, and no spurious term by more than 20 % on ≥ 80 % of the joints. Scored: the Coulomb
+level, each viscous power, and the Stribeck rise of any exponent (``stribeck_family`` rows: at
+least k rises; the exponents of the candidate grid are not the truth's, and neighbouring ones
+share the resamples). A true term is reached where its torque exceeds the torque noise: a
+viscous term's at the fastest recorded speed, a Stribeck rise's amplitude on a joint whose
+records slide in its region (``zoo.reaches_stribeck``).
+
+Outputs in ``--out`` (git-ignored): ``coverage_METHOD.csv`` (one row per joint and quantity),
+for the bootstrap ``inclusion.csv`` (one row per joint and scored term), and
+``coverage_METHOD.md`` (the summary, printed at the end). Joints already in the CSV are
 skipped unless ``--fresh``; a failing fit is a row with its error.
 """
 
@@ -66,8 +76,58 @@ def same_structure(model: JointModel, truth: JointModel) -> bool:
             and len(model.stribeck) == len(truth.stribeck))
 
 
-def assess_joint(seed: int, index: int, args: argparse.Namespace) -> list[dict]:
-    """Rows (one per checked quantity) of one joint: truth, estimate, interval, covered."""
+#: A true term is to be kept by at least this share of the resamples, a spurious one by at most
+#: ``SPURIOUS_MAX``, on at least ``SPURIOUS_JOINTS`` of the joints.
+TRUE_MIN, SPURIOUS_MAX, SPURIOUS_JOINTS = 0.9, 0.2, 0.8
+
+
+def inclusion_rows(spec: zoo.JointSpec, data: zoo.JointData, inclusion: pd.DataFrame
+                   ) -> list[dict]:
+    """One row per scored term of a bootstrap's ``inclusion`` table: its final share, whether
+    the truth has it, and whether the data reach it (torque above the noise)."""
+    truth, noise = spec.truth, spec.torque_noise
+    v_max = max(float(np.max(np.abs(t.truth["qd_true"]))) for t in data.train + data.validate)
+    powers = {float(p): abs(c) * v_max ** p for p, c in truth.viscous if c != 0}
+    amplitudes = sorted((a for _, a in truth.stribeck), reverse=True)
+    reached = zoo.reaches_stribeck(data)
+    rows = []
+    for row in inclusion.itertuples():
+        if row.kind == "viscous":
+            true = float(row.term.partition("^")[2] or 1) in powers
+            reach = true and powers[float(row.term.partition("^")[2] or 1)] > noise
+        elif row.kind == "coulomb":
+            true, reach = truth.coulomb > 0, truth.coulomb > noise
+        elif row.kind == "stribeck_family":
+            k = int(row.term[0]) if row.term[0].isdigit() else 1
+            true = k <= len(amplitudes)
+            reach = true and reached and amplitudes[k - 1] > noise
+        else:
+            continue  # single exponents: scored by their family
+        rows.append({"joint": spec.index, "term": row.term, "kind": row.kind,
+                     "final": float(row.final), "true": true, "reached": bool(reach)})
+    return rows
+
+
+def inclusion_summary(df: pd.DataFrame) -> str:
+    """The inclusion criteria over the scored joints, as markdown lines."""
+    true = df[df.true & df.reached]
+    joints = df.groupby("joint").apply(
+        lambda g: bool((g.loc[~g.true, "final"] <= SPURIOUS_MAX).all()), include_groups=False)
+    missed = ", ".join(f"{r.joint}:{r.term} {r.final:.2f}" for r in
+                       true[true.final < TRUE_MIN].itertuples()) or "none"
+    spurious = ", ".join(f"{r.joint}:{r.term} {r.final:.2f}" for r in
+                         df[~df.true & (df.final > SPURIOUS_MAX)].itertuples()) or "none"
+    return "\n".join([
+        f"- true terms the data reach kept by ≥ {TRUE_MIN:.0%} of the resamples: "
+        f"{int((true.final >= TRUE_MIN).sum())} of {len(true)} (below: {missed})",
+        f"- joints with no spurious term above {SPURIOUS_MAX:.0%}: {int(joints.sum())} of "
+        f"{len(joints)} (target ≥ {SPURIOUS_JOINTS:.0%}; above: {spurious})"])
+
+
+def assess_joint(seed: int, index: int, args: argparse.Namespace
+                 ) -> tuple[list[dict], list[dict]]:
+    """Rows (one per checked quantity) of one joint: truth, estimate, interval, covered; and
+    its inclusion rows (bootstrap only, :func:`inclusion_rows`)."""
     spec = zoo.draw_joint(seed, index)
     data = zoo.simulate_joint(spec)
     base = {"joint": index, "axis": spec.truth.axis, "design": spec.design,
@@ -81,7 +141,7 @@ def assess_joint(seed: int, index: int, args: argparse.Namespace) -> list[dict]:
                                    **_method_options(args))
     except Exception as exc:  # noqa: BLE001 - a failing joint is a row, not a crash
         return [{**base, "name": name, "error": str(exc).splitlines()[0][:200]}
-                for name in CHECKED]
+                for name in CHECKED], []
     unc_s = time.perf_counter() - t0 - fit_s
     v_max = float(np.max(np.abs(np.concatenate([t.truth["qd_true"]
                                                 for t in data.train + data.validate]))))
@@ -98,7 +158,9 @@ def assess_joint(seed: int, index: int, args: argparse.Namespace) -> list[dict]:
             row.update(estimate=float(table.loc[name, "estimate"]), lower=lo, upper=hi,
                        covered=bool(lo <= truth <= hi), rel_width=(hi - lo) / abs(truth))
         rows.append(row)
-    return rows
+    if unc.inclusion is None:
+        return rows, []
+    return rows, inclusion_rows(spec, data, unc.inclusion)
 
 
 def _method_options(args: argparse.Namespace) -> dict:
@@ -162,14 +224,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     csv = args.out / f"coverage_{args.method}.csv"
-    done = pd.read_csv(csv) if csv.exists() and not args.fresh else pd.DataFrame()
+    terms_csv = args.out / "inclusion.csv"
+    done, terms = ((pd.read_csv(f) if f.exists() and not args.fresh else pd.DataFrame())
+                   for f in (csv, terms_csv))
     seen = set(done.joint) if not done.empty else set()
     for index in parse_joints(args.joints):
         if index in seen:
             continue
-        rows = pd.DataFrame(assess_joint(args.seed, index, args))
+        quantities, scored = assess_joint(args.seed, index, args)
+        rows = pd.DataFrame(quantities)
         done = pd.concat([done, rows], ignore_index=True)
         done.to_csv(csv, index=False)
+        if scored:
+            terms = pd.concat([terms, pd.DataFrame(scored)], ignore_index=True)
+            terms.to_csv(terms_csv, index=False)
         print(rows.drop(columns=["axis", "design", "true_structure"], errors="ignore")
               .to_string(index=False), flush=True)
     if "covered" not in done:
@@ -177,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     text = (f"# Coverage of the {args.level:.0%} intervals ({args.method}), seed {args.seed}, "
             f"joints {args.joints}\n\n" + md_table(summary(done)) + "\n")
+    if args.method == "bootstrap" and not terms.empty:
+        text += "\n## Term inclusion (bootstrap)\n\n" + inclusion_summary(terms) + "\n"
     (args.out / f"coverage_{args.method}.md").write_text(text)
     print(text)
     return 0

@@ -1294,15 +1294,37 @@ def _nanstd(x: np.ndarray) -> np.ndarray:
 
 def inclusion_table(terms: Sequence, model: JointModel, draws: Sequence[Draw]) -> pd.DataFrame:
     """Inclusion frequency of every friction candidate (``terms``) over ``draws``: in the step-1
-    AICc choice and in the final model; ``selected``: in ``model``."""
+    AICc choice and in the final model; ``selected``: in ``model``.
+
+    Below the candidates, rows of kind ``stribeck_family`` (:func:`stribeck_family`): the share
+    of draws with at least k Stribeck terms of any exponent, for k = 1 up to the most that the
+    model or a draw has (at least k = 1 where the candidates have a Stribeck term).
+    Neighbouring exponents give nearly the same column, so the resamples split one Stribeck
+    rise between them; whether there is a rise at all is the family's row."""
     friction = [t for t in terms if t.kind in ("viscous", "coulomb", "stribeck")]
     chosen = model_terms(model, friction)
     n = max(len(draws), 1)
-    return pd.DataFrame({
+    table = pd.DataFrame({
         "term": [t.name for t in friction], "kind": [t.kind for t in friction],
         "selected": [t.name in chosen for t in friction],
         "step1": [sum(t.name in d.step1 for d in draws) / n for t in friction],
         "final": [sum(t.name in d.final for d in draws) / n for t in friction]})
+    rises = frozenset(t.name for t in friction if t.kind == "stribeck")
+    if not rises:
+        return table
+    count = {part: [len(getattr(d, part) & rises) for d in draws] for part in ("step1", "final")}
+    most = max([1, len(chosen & rises), *count["step1"], *count["final"]])
+    family = pd.DataFrame({
+        "term": [stribeck_family(k) for k in range(1, most + 1)], "kind": "stribeck_family",
+        "selected": [len(chosen & rises) >= k for k in range(1, most + 1)],
+        **{part: [sum(c >= k for c in count[part]) / n for k in range(1, most + 1)]
+           for part in ("step1", "final")}})
+    return pd.concat([table, family], ignore_index=True)
+
+
+def stribeck_family(k: int) -> str:
+    """Plain-text name of the inclusion row "at least ``k`` Stribeck terms, any exponent"."""
+    return "Stribeck rise, any delta" if k == 1 else f"{k} Stribeck rises, any delta"
 
 
 def bootstrap_uncertainty(result, train: Sequence[Trajectory],  # noqa: PLR0913
@@ -1629,7 +1651,11 @@ def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
       ``presliding_below_resolution`` warning names, and the open top of an extrapolated
       break-away, which its ``extrapolated`` warning names;
     * ``unstable_term`` (bootstrap): a term of the model kept by fewer than :data:`UNSTABLE`
-      of the resamples, or a term left out kept by more;
+      of the resamples, or a term left out kept by more; for the Stribeck terms, whose
+      neighbouring exponents share the resamples, the rise of any exponent (the
+      ``stribeck_family`` rows of :func:`inclusion_table`);
+    * ``unstable_exponent`` (bootstrap): the resamples keep the model's Stribeck rise, but fewer
+      than :data:`UNSTABLE` of them its exponent;
     * ``lugre_unstable`` (bootstrap): the result is a LuGre model, but fewer than half of the
       resamples' results are;
     * ``bootstrap_failures`` (bootstrap): more than 10 % of the resamples could not be fitted.
@@ -1638,7 +1664,8 @@ def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
            if row.name in CHECKED and _too_wide(row) and not getattr(row, "unresolved", False)]
     if unc.inclusion is not None:
         out += [_unstable(row) for row in unc.inclusion.itertuples()
-                if row.selected != (row.final >= UNSTABLE)]
+                if row.kind != "stribeck" and row.selected != (row.final >= UNSTABLE)]
+        out += _unsettled_exponents(unc.inclusion)
     if unc.lugre_share is not None and unc.lugre_share < 0.5 and "sigma0" in set(unc.table.name):
         out.append(Finding("warning", "lugre_unstable",
                            f"only {unc.lugre_share:.0%} of the bootstrap resamples give a LuGre "
@@ -1746,10 +1773,34 @@ def _precision(name: str) -> float:
 
 
 def _unstable(row) -> Finding:
+    term = f"the term {row.term}"
+    if row.kind == "stribeck_family":
+        term = ("a " if row.term[0].isalpha() else "") + row.term.replace(", any delta",
+                                                                           " of any exponent")
     if row.selected:
-        text = (f"the term {row.term} is in the model but survives only {row.final:.0%} of the "
-                "bootstrap resamples")
+        text = (f"{term} is in the model but survives only {row.final:.0%} of the bootstrap "
+                "resamples")
     else:
-        text = (f"the term {row.term} is not in the model but {row.final:.0%} of the bootstrap "
-                "resamples select it")
+        text = (f"{term} is not in the model but {row.final:.0%} of the bootstrap resamples "
+                "select it")
     return Finding("warning", "unstable_term", text + ": the data do not settle the structure")
+
+
+def _unsettled_exponents(inclusion: pd.DataFrame) -> list[Finding]:
+    """``unstable_exponent`` findings: a Stribeck term of the model that fewer than
+    :data:`UNSTABLE` of the resamples keep, where most keep a rise (the first
+    ``stribeck_family`` row): the data leave its shape open, not whether there is one."""
+    family = inclusion[inclusion.kind == "stribeck_family"]
+    if family.empty or family.final.iloc[0] < UNSTABLE:
+        return []
+    rises = inclusion[inclusion.kind == "stribeck"].sort_values("final", ascending=False)
+    out = []
+    for row in rises[rises.selected & (rises.final < UNSTABLE)].itertuples():
+        other = rises[rises.term != row.term].iloc[0]
+        out.append(Finding(
+            "warning", "unstable_exponent",
+            f"the Stribeck term {row.term} is kept by only {row.final:.0%} of the bootstrap "
+            f"resamples, which give the rise other exponents ({other.term}: {other.final:.0%}):"
+            " the data leave the shape of the Stribeck rise open; the intervals of the "
+            "break-away and the static curve include it"))
+    return out

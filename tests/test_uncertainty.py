@@ -43,6 +43,7 @@ from sparsefric.uncertainty import (
     resample_tasks,
     static_estimates,
     static_velocity_grid,
+    stribeck_family,
     structure_shifts,
     timing_bias,
     torque_jacobian,
@@ -232,11 +233,20 @@ def test_model_terms_and_inclusion_table():
         def __init__(self, final):
             self.final, self.step1 = frozenset(final), frozenset(final)
 
-    table = inclusion_table(terms, EXAMPLE_TRUTH, [D({"qd", "sign(qd)"}), D({"qd", "qd^3"})])
+    rise, other = "sign(qd)*exp(-|qd/Ws|^1.5)", "sign(qd)*exp(-|qd/Ws|^2)"
+    draws = [D({"qd", "sign(qd)"}), D({"qd", "qd^3", rise}), D({"qd", other}),
+             D({"qd", rise, other})]
+    table = inclusion_table(terms, EXAMPLE_TRUTH, draws)
     row = table.set_index("term")
-    assert row.loc["qd", "final"] == 1.0 and row.loc["qd^3", "final"] == 0.5
+    assert row.loc["qd", "final"] == 1.0 and row.loc["qd^3", "final"] == 0.25
     assert row.loc["qd^2", "final"] == 0.0 and bool(row.loc["qd^3", "selected"])
-    assert list(table.kind.unique()) == ["viscous", "coulomb", "stribeck"]
+    assert list(table.kind.unique()) == ["viscous", "coulomb", "stribeck", "stribeck_family"]
+    # one rise split between two exponents: each kept by half, a rise by three of four
+    assert row.loc[rise, "final"] == row.loc[other, "final"] == 0.5
+    assert row.loc[stribeck_family(1), "final"] == 0.75 and row.loc[stribeck_family(1), "selected"]
+    assert row.loc[stribeck_family(2), "final"] == 0.25
+    friction = [t for t in terms if t.kind in ("viscous", "coulomb", "stribeck")]
+    assert not row.loc[stribeck_family(2), "selected"] and len(table) == len(friction) + 2
 
 
 def test_percentile_table_ignores_undefined_resamples():
@@ -276,6 +286,31 @@ def test_findings_name_wide_intervals_and_unstable_terms():
     assert beside.loc["inclusion (final)", "qd^3"] == 0.3
     assert beside.loc["inclusion (step 1)", "qd^5"] == 0.7
     assert np.isnan(beside.loc["inclusion (final)", "threshold"]) and len(beside) == 4
+
+
+def test_an_exponent_the_resamples_share_is_named_once_not_as_a_dropped_term():
+    """The resamples keep the Stribeck rise (90 %) but split it between δ 1.5 (the model's,
+    40 %) and 2 (50 %): one ``unstable_exponent``, no ``unstable_term``; a rise most resamples
+    drop is an ``unstable_term``."""
+    rises = ["sign(qd)*exp(-|qd/Ws|^1.5)", "sign(qd)*exp(-|qd/Ws|^2)"]
+    inclusion = pd.DataFrame({
+        "term": ["qd", *rises, stribeck_family(1)],
+        "kind": ["viscous", "stribeck", "stribeck", "stribeck_family"],
+        "selected": [True, True, False, True], "step1": [1.0, 0.4, 0.5, 0.9],
+        "final": [1.0, 0.4, 0.5, 0.9]})
+    table = pd.DataFrame({"name": ["inertia"], "kind": "parameter", "unit": ["kg·m²"],
+                          "estimate": [1.5], "std": [0.01], "lower": [1.48], "upper": [1.52]})
+    empty = np.zeros(0)
+    u = ParameterUncertainty("bootstrap", 0.95, table, empty, empty, empty, empty,
+                             inclusion=inclusion, resamples=20, lugre_share=1.0)
+    found = uncertainty_findings(u)
+    assert [f.code for f in found] == ["unstable_exponent"]
+    assert rises[0] in found[0].message and f"{rises[1]}: 50%" in found[0].message
+    dropped = inclusion.assign(final=[1.0, 0.2, 0.1, 0.3])
+    found = uncertainty_findings(replace(u, inclusion=dropped))
+    assert [f.code for f in found] == ["unstable_term"]
+    assert found[0].message.startswith("a Stribeck rise of any exponent is in the model but "
+                                       "survives only 30%")
 
 
 def test_intervals_reach_from_the_estimate_to_the_prediction_error_optimum():
@@ -377,8 +412,9 @@ def test_bootstrap_keeps_the_true_terms_of_an_easy_joint(small_joint):
     assert u.resamples + u.failed == 6 and u.resamples >= 5
     freq = u.inclusion.set_index("term").final
     assert freq["qd"] >= 0.9 and freq["sign(qd)"] >= 0.9
-    assert set(u.inclusion.term) == {t.name for t in est.result_.library.terms()
-                                     if t.kind in ("viscous", "coulomb", "stribeck")}
+    candidates = u.inclusion[u.inclusion.kind != "stribeck_family"]
+    assert set(candidates.term) == {t.name for t in est.result_.library.terms()
+                                    if t.kind in ("viscous", "coulomb", "stribeck")}
     assert np.isfinite(u.table.lower).all() and (u.table.lower <= u.table.upper).all()
     validate_model_dict(json.loads(est.model_.with_(uncertainty=u.to_model()).to_json()))
 
