@@ -58,7 +58,7 @@ truth's; wall time; sparsefric's warnings. A joint "reaches the Stribeck region"
 velocity slides (bristle within 10 % of its steady deflection) at 0 < |q̇| ≤ 2 Ω_s for at least
 0.5 s in training or validation. Pass: static ≤ 3 %, break-away ≤ 5 % (where the Stribeck region
 is reached), I ≤ 2 %, σ0 ≤ 25 %, test ≤ 1.1 × the truth's. A *silent catastrophe* is an error
-beyond :data:`CATASTROPHE` (I, σ0, σ1, static curve > 50 %, break-away > 25 %) that no warning
+beyond :data:`CATASTROPHE` (I, f_c, σ0, σ1, static curve > 50 %, break-away > 25 %) that no warning
 names (see :data:`NAMES`: a warning counts if it matches the item's pattern, so the count is a
 lower bound); baselines print no warnings, and items their model class lacks are not checked.
 A failed joint has *every failure named* when each of its failed criteria other than the test
@@ -122,12 +122,14 @@ MAX_SUBSTEPS = 2000
 #: Pass criteria: |error| in % (test: ratio to the truth's test error).
 PASS = {"static": 3.0, "breakaway": 5.0, "I": 2.0, "sigma0": 25.0, "test": 1.1}
 #: Errors [%] beyond which a result is a catastrophe.
-CATASTROPHE = {"I": 50.0, "sigma0": 50.0, "sigma1": 50.0, "static": 50.0, "breakaway": 25.0}
+CATASTROPHE = {"I": 50.0, "f_c": 50.0, "sigma0": 50.0, "sigma1": 50.0, "static": 50.0,
+               "breakaway": 25.0}
 #: Pass criteria a warning can name (the test ratio needs the truth).
 NAMED_CRITERIA = ("static", "breakaway", "I", "sigma0")
 #: What a warning must mention (case-insensitive) to name each catastrophe or failed criterion.
 NAMES = {
     "I": r"inertia",
+    "f_c": r"coulomb|f_c",
     "sigma0": r"σ0|sigma0|pre-?sliding|bristle|lugre",
     "sigma1": r"σ1|sigma1|pre-?sliding|bristle|lugre|inadmissible",
     "static": r"static curve|stribeck|coulomb|friction curve|velocity range|speed range|"
@@ -691,9 +693,9 @@ def checked_items(fit: Fit) -> list[str]:
     """Catastrophe items the method's model class can get wrong (IDIM-LS: no LuGre, no
     Stribeck term; a LuGre result of any method: all)."""
     if fit.method == "idim":
-        return ["I", "static"]
+        return ["I", "f_c", "static"]
     if fit.model is not None and fit.model.kind != "lugre":
-        return ["I", "static", "breakaway"]
+        return ["I", "f_c", "static", "breakaway"]
     return list(CATASTROPHE)
 
 

@@ -168,7 +168,8 @@ class ParameterUncertainty:
         bootstrap from its hull with the fast intervals): σ0 and σ1 rows opened because the
         pre-sliding deflection is below the position resolution (:func:`open_unresolved`);
         ``extrapolated`` (likewise): the break-away and g(0) rows opened above because the
-        break-away is extrapolated (:func:`extrapolation_shifts`).
+        break-away is extrapolated, the f_c row opened below because f_c is
+        (:func:`extrapolation_shifts`).
     velocity : ndarray
         Velocities q̇ [rad/s | m/s] of the static-curve band.
     static_estimate, static_lower, static_upper : ndarray
@@ -854,7 +855,11 @@ def open_unresolved(table: pd.DataFrame, model: JointModel, noise: float) -> pd.
 def extrapolation_shifts(model: JointModel, data: Sequence[Prepared]) -> dict[str, np.ndarray]:
     """[−R, +∞) [N·m] for the break-away and g(0) when the break-away is extrapolated
     (:func:`sparsefric.steps.checks.reach` on the steady speeds of ``data``), R = g(0) − s·g(v)
-    the model's rise below the slowest steady speed v (0 without a Stribeck term).
+    the model's rise below the slowest steady speed v (0 without a Stribeck term); (−∞, +R']
+    for f_c when it is (:func:`sparsefric.steps.checks.coulomb_reach`), R' what the Stribeck
+    terms still add at the fastest steady speed: the truth's may have decayed there (f_c up to
+    the friction there) or decay far above it (f_c down to 0, where :func:`clip_at_zero` stops
+    it; ``DESIGN.md`` §73).
 
     That rise is the model's shape where no record slides steadily, so the covariance says
     nothing about it. Below, the interval reaches no rise at all (§40). Above, the data set no
@@ -864,11 +869,14 @@ def extrapolation_shifts(model: JointModel, data: Sequence[Prepared]) -> dict[st
     §63). Empty when the break-away rests on data.
     """
     speeds = checks.steady_speeds(checks.cve_of(data))
-    if not len(speeds) or not checks.reach(model, speeds):
-        return {}
-    rise = checks.rise_below(model, float(np.min(np.abs(speeds)))) * model.breakaway_torque()
-    d = np.array([-max(rise, 0.0), np.inf])
-    return {"breakaway": d, "g0": d}
+    out = {}
+    if len(speeds) and checks.reach(model, speeds):
+        rise = checks.rise_below(model, float(np.min(np.abs(speeds)))) * model.breakaway_torque()
+        out["breakaway"] = out["g0"] = np.array([-max(rise, 0.0), np.inf])
+    if len(speeds) and checks.coulomb_reach(model, speeds):
+        rise = checks.rise_above(model, float(np.max(np.abs(speeds))))
+        out["coulomb"] = np.array([-np.inf, rise])
+    return out
 
 
 def result_fast(result, data: Sequence[Prepared], level: float,
@@ -1682,11 +1690,14 @@ def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
 def _too_wide(row) -> bool:
     """Whether the interval allows a relative error beyond the parameter's precision p:
     θ̂ is off by more than p when the truth is below θ̂/(1 + p) or above θ̂/(1 − p). An
-    extrapolated break-away is open above, which the ``extrapolated`` warning names: only its
-    lower end is judged."""
+    extrapolated break-away is open above, an extrapolated f_c below, which the
+    ``extrapolated`` and ``coulomb_extrapolated`` warnings name: only the other end is
+    judged."""
     p = _precision(row.name)
-    if getattr(row, "extrapolated", False) and np.isfinite(row.lower) and row.estimate > 0:
-        return row.lower < row.estimate / (1 + p)
+    if getattr(row, "extrapolated", False) and row.estimate > 0:
+        if not np.isfinite(row.upper):  # break-away, g(0): open above
+            return np.isfinite(row.lower) and row.lower < row.estimate / (1 + p)
+        return row.upper > row.estimate / (1 - p)  # f_c: open below (to 0)
     if not (np.isfinite(row.lower) and np.isfinite(row.upper)):
         return True
     if row.estimate <= 0:

@@ -73,6 +73,22 @@ def test_breakaway_is_extrapolated_from_one_speed_level_on_a_flat_stribeck_plate
     assert checks.reach(flat, [0.03, 0.031, 0.127, 1.75]) != []  # one level in two records
 
 
+def test_coulomb_level_is_extrapolated_where_the_records_end_inside_the_stribeck_rise():
+    """f_c is what g(q̇) decays to. Up to 0.1 rad/s (1.25 Ω_s) the truth's rise still adds
+    1.73 N·m (10 % of f_c): a slower decay with a lower f_c fits the records as well. The
+    paper's split reaches 2.13 rad/s, where the rise is gone."""
+    assert checks.coulomb_reach(TRUTH, [0.03, 0.127, 1.75, 2.13]) == []
+    assert checks.rise_above(TRUTH, 0.1) == pytest.approx(7.0 * np.exp(-1.25 ** 1.5))
+    found = checks.coulomb_reach(TRUTH, [0.03, 0.1])
+    assert codes(found) == ["coulomb_extrapolated"]
+    assert "f_c = 18 N·m" in found[0].message and "(10 % of f_c)" in found[0].message
+    assert "a steady move at about 0.22 rad/s" in found[0].message  # Ω_s (ln 100)^(1/δ)
+    assert checks.coulomb_reach(TRUTH.with_(stribeck=()), [0.03, 0.1]) == []
+    (zero,) = checks.coulomb_reach(TRUTH.with_(coulomb=0.0), [0.5, 1.0])
+    assert "f_c is 0" in zero.message
+    assert checks.coulomb_reach(TRUTH, []) == []
+
+
 def test_cve_points_the_curve_misses_are_named():
     v = np.array([0.03, 0.127, 1.75])
     measured = TRUTH.static_friction(v)

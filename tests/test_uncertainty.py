@@ -715,7 +715,29 @@ def test_an_extrapolated_breakaway_interval_spans_the_models_rise_below_the_data
     (wide,) = [f for f in uncertainty_findings(unc) if "break-away" in f.message]
     assert "rise below the slowest steady speed" in wide.message
     truth = [prepare(paper_experiment(EXAMPLE_TRUTH, {"train": (0.03, 0.127)})["train"])]
-    assert extrapolation_shifts(EXAMPLE_TRUTH, truth) == {}
+    assert "breakaway" not in extrapolation_shifts(EXAMPLE_TRUTH, truth)
+
+
+def test_an_extrapolated_coulomb_interval_reaches_zero_and_the_friction_at_the_fastest_speed():
+    """Records at 0.03 and 0.1 rad/s end inside the truth's Stribeck rise (Ω_s 0.08): f_c's
+    interval reaches from 0 (a rise decaying far above the data) to f_c plus what the rise
+    adds at 0.1 rad/s (one decayed there), and the ``coulomb_extrapolated`` warning, not a
+    wide-interval one, names it. Up to 2.13 rad/s f_c rests on data."""
+    from sparsefric.simulate import paper_experiment
+    from sparsefric.steps import checks
+    from sparsefric.uncertainty import extrapolation_shifts
+
+    data = [prepare(paper_experiment(EXAMPLE_TRUTH, {"train": (0.03, 0.1)})["train"])]
+    rise = checks.rise_above(EXAMPLE_TRUTH, 0.1)
+    np.testing.assert_allclose(extrapolation_shifts(EXAMPLE_TRUTH, data)["coulomb"],
+                               [-np.inf, rise], rtol=0.02)
+    unc = fast_uncertainty(EXAMPLE_TRUTH, data)
+    row = unc.table.set_index("name").loc["coulomb"]
+    assert row.lower == 0.0 and row.extrapolated
+    assert row.upper >= EXAMPLE_TRUTH.coulomb + 0.98 * rise
+    assert not [f for f in uncertainty_findings(unc) if "Coulomb" in f.message]
+    fast = [prepare(paper_experiment(EXAMPLE_TRUTH, {"train": (0.03, 2.13)})["train"])]
+    assert "coulomb" not in extrapolation_shifts(EXAMPLE_TRUTH, fast)
 
 
 def test_intervals_of_quantities_that_cannot_be_negative_stop_at_zero():

@@ -18,6 +18,7 @@ data cannot see (``DESIGN.md`` §24). These checks look at the model itself and 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -63,6 +64,11 @@ PLATEAU = 0.9
 #: The break-away is extrapolated when the model puts more than this fraction of it above its
 #: friction at the slowest steady speed: the rise below that speed is the model's shape, not data.
 RISE_LIMIT = 0.10
+#: The Coulomb level is extrapolated when the model's Stribeck terms still add more than this
+#: fraction of it at the fastest steady speed: the decay above that speed is the model's shape.
+COULOMB_RISE_LIMIT = 0.05
+#: Fraction of its amplitude a Stribeck term keeps at the speed a faster move is advised at.
+DECAYED = 0.01
 
 
 def admissibility(model: JointModel, speed_max: float) -> list[Finding]:
@@ -312,6 +318,47 @@ def reach(model: JointModel, speeds: np.ndarray) -> list[Finding]:
                     f"the break-away torque {model.breakaway_torque():.4g} {u['tau']} is "
                     f"extrapolated: {why}; a steady move at about "
                     f"{slower_move(model, slowest):.2g} {u['qd']} would show the rise")]
+
+
+def coulomb_reach(model: JointModel, speeds: np.ndarray) -> list[Finding]:
+    """A Coulomb level that rests on no data (code ``coulomb_extrapolated``).
+
+    ``speeds``: the steady sliding speeds [rad/s] of the records (CVE levels). f_c is the level
+    g(q̇) decays to above the Stribeck region; where the model's Stribeck terms still add more
+    than :data:`COULOMB_RISE_LIMIT` f_c at the fastest level, the records end inside the rise
+    and f_c is the model's extrapolation of its decay: a slower decay (a larger Ω_s or a
+    smaller δ) fits them as well with a lower f_c, and the flat level of a rise whose Ω_s is far
+    above the data is indistinguishable from f_c. A zoo joint recorded up to 0.29 rad/s with
+    Ω_s = 0.45 rad/s got f_c +51 % with the static curve within 0.5 % (``DESIGN.md`` §73).
+    """
+    u = units(model.axis)
+    speeds = np.abs(np.asarray(speeds, dtype=float))
+    if not (len(speeds) and model.stribeck):
+        return []
+    fastest = float(np.max(speeds))
+    rise = rise_above(model, fastest)
+    if not rise > COULOMB_RISE_LIMIT * max(model.coulomb, 0.0):
+        return []
+    share = f"{100 * rise / model.coulomb:.0f} % of f_c" if model.coulomb > 0 else "f_c is 0"
+    return [Finding("warning", "coulomb_extrapolated",
+                    f"the Coulomb level f_c = {model.coulomb:.4g} {u['tau']} is extrapolated: at "
+                    f"the fastest steady sliding speed {fastest:.3g} {u['qd']} the model's "
+                    f"Stribeck rise still adds {rise:.3g} {u['tau']} ({share}), so the level it "
+                    "decays to is its shape, not data; a steady move at about "
+                    f"{faster_move(model):.2g} {u['qd']} would show it")]
+
+
+def rise_above(model: JointModel, speed: float) -> float:
+    """Σ A_i e^{−|v/Ω_s|^δ_i} [N·m | N]: what the model's Stribeck terms still add to f_c at
+    the sliding speed ``speed`` [rad/s | m/s]."""
+    return float(stribeck_g(np.array([abs(speed)]), model.friction)[0] - model.coulomb)
+
+
+def faster_move(model: JointModel) -> float:
+    """The steady speed [rad/s | m/s] at which every Stribeck term of ``model`` has decayed to
+    :data:`DECAYED` of its amplitude: Ω_s (ln 1/DECAYED)^{1/δ_min}."""
+    delta = min(d for d, _ in model.stribeck)
+    return model.stribeck_velocity * math.log(1.0 / DECAYED) ** (1.0 / delta)
 
 
 def slower_move(model: JointModel, slowest: float) -> float:
