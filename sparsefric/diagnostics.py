@@ -262,19 +262,22 @@ def check_speed_range(qd: np.ndarray, unit: str = "rad/s") -> list[Finding]:
 
 
 # ---------------------------------------------------------------------------- fitted model
-def check_inertia(model: JointModel) -> list[Finding]:
+def check_inertia(model: JointModel, speed: float) -> list[Finding]:
     """A static model whose inertia came out negative [kg·m² or kg].
 
-    With no friction level left either (the sign constraint zeroed f_c + ΣA), the torque was
-    logged with the opposite sign of the position: an error that says so (before, g(q̇) = 0
-    ended in a division by zero deep in the LuGre integration). With friction, the moves did
-    not excite the inertia: a warning.
+    With no friction opposing the motion at the joint's typical sliding ``speed`` [rad/s |
+    m/s] either (the sign constraints zeroed f_c + ΣA and no viscous term makes up for it),
+    the torque was logged with the opposite sign of the position: an error that says so
+    (before, g(q̇) = 0 ended in a division by zero deep in the LuGre integration). With
+    friction, the moves did not excite the inertia: a warning. Slow moves of a heavy joint
+    can leave f_c to a steep viscous polynomial with the torque the right way round (a zoo
+    joint at 0.017 and 0.051 rad/s: c₁ = 870, c₃ = −5e5, c₅ = 1.3e8, ``DESIGN.md`` §74).
     """
     if model.inertia >= 0:
         return []
     text = (f"the identified inertia is negative ({model.inertia:.4g} "
             f"{units(model.axis)['inertia']})")
-    if not model.g0 > 0:
+    if not float(model.static_friction(np.array([abs(speed)]))[0]) > 0:
         return [Finding("error", "opposite_torque_sign",
                         f"{text} and no friction opposes the motion: the torque seems to have "
                         "the opposite sign of the position (negate the torque column)")]

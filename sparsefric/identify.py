@@ -759,7 +759,7 @@ def _fit_findings(result: IdentificationResult, static: StaticFit, prep: Prepare
     x_fit, tau_fit = prep.subset(static.sliding)
     collinear, result.collinear = check_collinearity(static.library, static.sweep.best, x_fit,
                                                      tau_fit)
-    inertia = check_inertia(result.static_model)
+    inertia = check_inertia(result.static_model, float(np.median(np.abs(x_fit.qd))))
     if bad := errors(inertia):
         raise SparsefricError(bad[0].message)
     out = collinear + inertia

@@ -166,11 +166,26 @@ def test_negative_inertia_is_an_error_only_without_friction():
     from sparsefric.model import JointModel
 
     flipped = JointModel(inertia=-1.6, coulomb=0.0)
-    (f,) = check_inertia(flipped)
+    (f,) = check_inertia(flipped, 0.5)
     assert f.level == "error" and f.code == "opposite_torque_sign" and "kg·m²" in f.message
-    (f,) = check_inertia(JointModel(inertia=-0.01, coulomb=5.0))
+    (f,) = check_inertia(JointModel(inertia=-0.01, coulomb=5.0), 0.5)
     assert f.level == "warning" and f.code == "negative_inertia"
-    assert check_inertia(JointModel(inertia=1.5, coulomb=5.0)) == []
+    assert check_inertia(JointModel(inertia=1.5, coulomb=5.0), 0.5) == []
+
+
+def test_negative_inertia_with_viscous_friction_only_is_no_reversed_torque():
+    """Zoo joint 29 of seed 771204 (moves at 0.017 and 0.051 rad/s, |q̈| ≤ 0.6 rad/s²): step 1
+    put f_c into a steep viscous polynomial, c₁ = 870, c₃ = −5e5, c₅ = 1.3e8, and the
+    inertia at −37 kg·m². Its friction opposes the motion: the torque is the right way round,
+    and "negate the torque column" was wrong advice. Viscous friction of the wrong sign is."""
+    from sparsefric.diagnostics import check_inertia
+    from sparsefric.model import JointModel
+
+    steep = JointModel(inertia=-37.0, coulomb=0.0, viscous=((1, 870.0), (3, -5e5), (5, 1.3e8)))
+    (f,) = check_inertia(steep, 0.034)
+    assert f.code == "negative_inertia"
+    (f,) = check_inertia(JointModel(inertia=-1.6, coulomb=0.0, viscous=((1, -3.0),)), 0.5)
+    assert f.code == "opposite_torque_sign"
 
 
 def test_a_period_of_seconds_is_questioned():

@@ -80,7 +80,9 @@ def admissibility(model: JointModel, speed_max: float) -> list[Finding]:
     u = units(model.axis)
     bad = []
     if not model.inertia > 0:
-        bad.append(f"inertia {model.inertia:.4g} {u['inertia']} ≤ 0")
+        bad.append(f"inertia {model.inertia:.4g} {u['inertia']} ≤ 0 (the moves barely "
+                   "accelerate the joint, or the friction model misses what happens where "
+                   "they do: record harder accelerations)")
     if model.kind == "lugre" and not model.sigma1 >= 0:
         bad.append(f"σ1 = {model.sigma1:.4g} {u['damp']} < 0")
     v = np.linspace(speed_max / 200, speed_max, 200)
