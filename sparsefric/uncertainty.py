@@ -102,6 +102,7 @@ __all__ = [
     "lighter_smoothing",
     "model_terms",
     "model_torque",
+    "open_unidentified",
     "open_unresolved",
     "optimum_step",
     "parameter_names",
@@ -166,7 +167,8 @@ class ParameterUncertainty:
         ``extrapolation_shift``, the model's rise of an extrapolated break-away below the
         slowest steady speed (:func:`extrapolation_shifts`) [unit]; ``unresolved`` (fast, and
         bootstrap from its hull with the fast intervals): σ0 and σ1 rows opened because the
-        pre-sliding deflection is below the position resolution (:func:`open_unresolved`);
+        pre-sliding deflection is below the position resolution (:func:`open_unresolved`) or
+        the identification found them not identified (:func:`open_unidentified`);
         ``extrapolated`` (likewise): the break-away and g(0) rows opened above because the
         break-away is extrapolated, the f_c row opened below because f_c is
         (:func:`extrapolation_shifts`).
@@ -887,7 +889,32 @@ def result_fast(result, data: Sequence[Prepared], level: float,
     (:func:`static_estimates`)."""
     fast = fast_uncertainty(result.model, data, level=level,
                             shifts=structure_shifts(structure_sweep(result), level), **options)
-    return replace(fast, table=reach(fast.table, static_estimates(result), "static_shift"))
+    table = reach(fast.table, static_estimates(result), "static_shift")
+    return replace(fast, table=open_unidentified(table, checks.unidentified(result.findings)))
+
+
+def open_unidentified(table: pd.DataFrame, names: set[str]) -> pd.DataFrame:
+    """``table`` with the rows of ``names`` (``sigma0``, ``sigma1``) opened as the
+    identification's ``not_identified`` finding says: a factor
+    :data:`~sparsefric.steps.checks.PROFILE_FACTOR` either way leaves the prediction error
+    within its noise. σ0's interval reaches σ̂0 / that factor below and is open above, σ1's
+    reaches 0 and is open above (as :func:`open_unresolved`; column ``unresolved``).
+
+    The covariance is local: on fixed-seed zoo joint 11 (σ0 9.8e6 N/m, deflection below the
+    encoder's count) σ̂0 came out 1.1e5 with that warning and a finite interval [3.8e4, 3.4e5];
+    the model's own deflection g(0)/σ̂0, 86 times the truth's, passed the resolution check
+    (``DESIGN.md`` §75)."""
+    rows = table["name"].isin(sorted(names))
+    if not rows.any():
+        return table
+    out = table.copy()
+    stiffness, damping = rows & (out["name"] == "sigma0"), rows & (out["name"] == "sigma1")
+    out.loc[stiffness, "lower"] = np.fmin(out.loc[stiffness, "lower"],
+                                          out.loc[stiffness, "estimate"] / checks.PROFILE_FACTOR)
+    out.loc[damping, "lower"] = np.fmin(out.loc[damping, "lower"], 0.0)
+    out.loc[rows, "upper"] = np.inf
+    out.loc[rows, "unresolved"] = True
+    return out
 
 
 def static_estimates(result) -> dict[str, float]:
@@ -1655,8 +1682,9 @@ def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
     * ``wide_interval``: a checked parameter (:data:`CHECKED`) whose interval does not rule out
       an estimate off by more than its precision p (:data:`PRECISION`, else :data:`WIDE`) of
       the true value: lower < θ̂/(1 + p) or upper > θ̂/(1 − p), or an interval not finite —
-      except σ0 and σ1 opened by :func:`open_unresolved`, which the identification's
-      ``presliding_below_resolution`` warning names, and the open top of an extrapolated
+      except σ0 and σ1 opened by :func:`open_unresolved` or :func:`open_unidentified`, which
+      the identification's ``presliding_below_resolution`` or ``not_identified`` warning
+      names, and the open top of an extrapolated
       break-away, which its ``extrapolated`` warning names;
     * ``unstable_term`` (bootstrap): a term of the model kept by fewer than :data:`UNSTABLE`
       of the resamples, or a term left out kept by more; for the Stribeck terms, whose

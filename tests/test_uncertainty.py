@@ -785,6 +785,35 @@ def test_bristle_intervals_open_where_the_presliding_is_below_the_resolution():
     assert not open_unresolved(table, static, 5e-4).unresolved.any()
 
 
+def test_bristle_intervals_open_where_the_identification_found_them_not_identified():
+    """Fixed-seed zoo joint 11: σ̂0 = 1.1e5 N/m for a truth of 9.8e6, with the warning that a
+    factor 2 either way changes nothing, and a finite interval [3.8e4, 3.4e5]. Whatever the
+    ``not_identified`` finding names is opened: σ0 to σ̂0/2 below and ∞ above, σ1 to [0, ∞);
+    a finding that names σ1 alone leaves σ0's interval as it was."""
+    from sparsefric.diagnostics import Finding
+    from sparsefric.steps import checks
+    from sparsefric.uncertainty import open_unidentified
+
+    table = pd.DataFrame({"name": ["inertia", "sigma0", "sigma1"], "kind": "parameter",
+                          "unit": ["kg", "N/m", "N·s/m"], "estimate": [0.95, 1.14e5, 770.0],
+                          "std": 0.0, "lower": [0.65, 3.8e4, 411.0],
+                          "upper": [1.26, 3.4e5, 1016.0], "unresolved": False})
+    both = Finding("warning", "not_identified", "σ0 (bristle stiffness) and σ1 (bristle "
+                   "damping) not identified by these data: a factor 2 either way …")
+    assert checks.unidentified([both]) == {"sigma0", "sigma1"}
+    opened = open_unidentified(table, checks.unidentified([both])).set_index("name")
+    assert tuple(opened.loc["sigma0", ["lower", "upper"]]) == (3.8e4, np.inf)
+    assert tuple(opened.loc["sigma1", ["lower", "upper"]]) == (0.0, np.inf)
+    assert tuple(opened.loc["inertia", ["lower", "upper"]]) == (0.65, 1.26)
+    assert list(opened.unresolved) == [False, True, True]
+    narrow = table.assign(lower=[0.65, 1.0e5, 411.0])
+    assert open_unidentified(narrow, {"sigma0"}).set_index("name").loc["sigma0", "lower"] == 5.7e4
+    damping = Finding("warning", "not_identified", "σ1 (bristle damping) not identified …")
+    only = open_unidentified(table, checks.unidentified([damping])).set_index("name")
+    assert only.loc["sigma0", "upper"] == 3.4e5 and only.loc["sigma1", "upper"] == np.inf
+    assert open_unidentified(table, set()) is table
+
+
 def test_bootstrap_intervals_span_their_copy_shifted_to_the_estimate():
     """[1, 2] shifted by +0.5 → [1, 2.5]; by −1 → [0, 2]; no shift leaves it."""
     lo, hi = hull_shift(np.array([1.0, 1.0, 1.0]), np.array([2.0, 2.0, 2.0]),

@@ -138,12 +138,21 @@ def identifiability(run: IterationResult, data: FrictionData) -> list[Finding]:
     weak = [n for n, chi2 in worst.items() if chi2 < CHI2_95]
     if not weak:
         return []
-    names = " and ".join({"sigma0": "σ0 (bristle stiffness)",
-                          "sigma1": "σ1 (bristle damping)"}[n] for n in weak)
+    names = " and ".join(BRISTLE_NAMES[n] for n in weak)
     return [Finding("warning", "not_identified",
                     f"{names} not identified by these data: a factor {PROFILE_FACTOR:g} either "
                     "way changes the LuGre prediction error by less than its noise, so the "
                     "pre-sliding value is a guess")]
+
+
+#: How the ``not_identified`` finding names each bristle parameter.
+BRISTLE_NAMES = {"sigma0": "σ0 (bristle stiffness)", "sigma1": "σ1 (bristle damping)"}
+
+
+def unidentified(findings: Sequence[Finding]) -> set[str]:
+    """The bristle parameters (``sigma0``, ``sigma1``) a ``not_identified`` finding names."""
+    return {name for f in findings if f.code == "not_identified"
+            for name, text in BRISTLE_NAMES.items() if text in f.message}
 
 
 def _rise(run: IterationResult, data: FrictionData, name: str, factor: float) -> float:
