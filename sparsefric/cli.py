@@ -179,12 +179,13 @@ def _load(paths: Sequence[str], args: argparse.Namespace):
     return load_with(paths, vars(args))
 
 
-def _preprocessor(args: argparse.Namespace):
-    """How the command's data are differentiated (the options of ``--differentiation``)."""
+def _preprocessor(args: argparse.Namespace, denoise_torque: bool = True):
+    """How the command's data are differentiated (the options of ``--differentiation``);
+    ``denoise_torque`` False for commands that compare with the measured torque only."""
     from sparsefric.preprocessing import Preprocessor
 
     return Preprocessor(args.differentiation, args.regularization, args.cutoff_hz,
-                        torque_timing=args.torque_timing)
+                        torque_timing=args.torque_timing, denoise_torque=denoise_torque)
 
 
 def _say(args: argparse.Namespace, text: str) -> None:
@@ -540,7 +541,7 @@ def _run_predict(args: argparse.Namespace) -> int:
     if args.out and Path(args.out).is_dir():
         raise OptionError("out", f"{args.out}: is a directory, expected a CSV file name")
     trajs = _load(args.data, args)
-    prep = _preprocessor(args).prepare(trajs)
+    prep = _preprocessor(args, denoise_torque=False).prepare(trajs)
     if args.outside == "warn" and (text := model.outside_message(prep.signals.q,
                                                                  prep.signals.qd)):
         _warn(args, text)

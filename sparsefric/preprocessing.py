@@ -169,7 +169,8 @@ class Prepared:
 def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
             regularization: float | None = None, cutoff_hz: float | None = None,
             presliding_distance: float | None = None,
-            tv_weight: float | None = None, torque_timing: str = "instant") -> Prepared:
+            tv_weight: float | None = None, torque_timing: str = "instant",
+            denoise_torque: bool = True) -> Prepared:
     """Cut each trajectory at its jumps, differentiate each piece on its own, stack the results.
 
     ``presliding_distance`` [rad] fixes which samples count as sliding for the static fits
@@ -177,6 +178,8 @@ def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
     replaces ``regularization`` by the paper's TVRegDiff weight (:func:`tvregdiff_kappa`).
     ``torque_timing`` (:data:`~sparsefric.options.TORQUE_TIMINGS`): ``instant``, a sample of a
     torque that changes between samples; ``hold``, the command applied until the next sample.
+    ``denoise_torque`` False leaves ``Prepared.tau`` the measured torque (what a prediction
+    is compared with) and skips its fit.
 
     Raises
     ------
@@ -189,7 +192,8 @@ def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
     def derivatives(piece: Trajectory) -> Derivatives:
         reg = regularization if tv_weight is None else tvregdiff_kappa(piece, tv_weight)
         return differentiate(piece.t, piece.q, piece.tau, method=method, qd=piece.qd,
-                             qdd=piece.qdd, regularization=reg, cutoff_hz=cutoff_hz)
+                             qdd=piece.qdd, regularization=reg, cutoff_hz=cutoff_hz,
+                             denoise_torque=denoise_torque)
 
     parts, bounds, params = [], [], []
     start = 0
@@ -271,6 +275,9 @@ class Preprocessor:
     torque_timing : str
         ``instant`` (default) or ``hold``: how the logged torque relates to the motion
         between samples (:func:`prepare`).
+    denoise_torque : bool
+        False: the torque is left as measured (:func:`prepare`); for predictions, which need
+        the motion's derivatives only.
     """
 
     method: str = "tv"
@@ -279,6 +286,7 @@ class Preprocessor:
     presliding_distance: float | None = None
     tv_weight: float | None = None
     torque_timing: str = "instant"
+    denoise_torque: bool = True
     _cache: list[tuple[tuple[Trajectory, ...], Prepared]] = field(
         default_factory=list, repr=False, compare=False)
 
@@ -294,7 +302,8 @@ class Preprocessor:
                               f"and {mention('acceleration', 'NAME')})")
         prep = prepare(key, method=self.method, regularization=self.regularization,
                        cutoff_hz=self.cutoff_hz, presliding_distance=self.presliding_distance,
-                       tv_weight=self.tv_weight, torque_timing=self.torque_timing)
+                       tv_weight=self.tv_weight, torque_timing=self.torque_timing,
+                       denoise_torque=self.denoise_torque)
         if remember:
             self.remember(key, prep)
         return prep

@@ -411,7 +411,8 @@ def cve_from_trajectories(trajectories: Sequence[Trajectory], *, method: str = "
     """
     frames = []
     for traj in trajectories:
-        d = differentiate(traj.t, traj.q, traj.tau, method=method, qd=traj.qd, qdd=traj.qdd)
+        d = differentiate(traj.t, traj.q, traj.tau, method=method, qd=traj.qd, qdd=traj.qdd,
+                          denoise_torque=False)  # the pairs take the measured torque
         pts = cve_points(cve_pairs(d.q, d.qd, d.qdd, traj.tau, **kwargs), traj.name)
         if len(pts):
             frames.append(pts)

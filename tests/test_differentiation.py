@@ -181,6 +181,17 @@ def test_every_method_returns_full_length_arrays(method):
         assert rms(d.qdd - s["qdd"]) < 1.0  # all smoothers get within 1 rad/s² of ±10
 
 
+@pytest.mark.parametrize("method", ["tv", "butterworth", "savgol"])
+def test_a_measured_torque_left_alone_changes_no_motion_signal(sig, tv, method):
+    """``denoise_torque=False`` (``predict``): the torque as measured, q, q̇, q̈ as before."""
+    full = tv if method == "tv" else differentiate(sig["t"], sig["qm"], sig["taum"], method)
+    raw = differentiate(sig["t"], sig["qm"], sig["taum"], method, denoise_torque=False)
+    np.testing.assert_array_equal(raw.tau, sig["taum"])
+    assert raw.tau is not sig["taum"] and not np.array_equal(full.tau, sig["taum"])
+    for a, b in ((raw.q, full.q), (raw.qd, full.qd), (raw.qdd, full.qdd)):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("order", [1, 3])
 def test_other_tv_orders_run(order):
     s = trapezoid_moves(vmax=(0.5,), stop=0.3, seed=7)

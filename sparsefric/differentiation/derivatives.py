@@ -9,7 +9,7 @@ angle with the third difference penalised (see :mod:`.trend_filter` for the solv
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -472,12 +472,15 @@ def _tv(
     kappa_q: float | None,
     kappa_tau: float | None,
     tv_order: int,
+    denoise_torque: bool = True,
 ) -> Derivatives:
     """The paper's pipeline; see :func:`differentiate`."""
     m = tv_order + 1
     # the angle's and the torque's fits are independent: side by side
-    (x, info_q), (xt, info_t) = in_parallel(lambda fit: fit(), [
-        lambda: tv_fit(q, m, kappa_q, tau=tau, h=h), lambda: tv_fit(tau, 2, kappa_tau)])
+    fits = [lambda: tv_fit(q, m, kappa_q, tau=tau, h=h)]
+    if denoise_torque:
+        fits.append(lambda: tv_fit(tau, 2, kappa_tau))
+    (x, info_q), *torque_fit = in_parallel(lambda fit: fit(), fits)
     # q̈ from the fitted angle, then q̇ and q by integration, constants by LS on the angle.
     if tv_order >= 2:
         qdd = second_difference(x, h)
@@ -493,7 +496,12 @@ def _tv(
         q_hat = _fit_constants(q, _integrate(qd, h), [np.ones_like(q)])
     # Torque: TV-regularised derivative (TV of τ̇, i.e. D² on τ), then integrated back and the
     # constant fitted by LS to the measured torque.
-    tau_hat = _fit_constants(tau, _integrate(central_difference(xt, h), h), [np.ones_like(tau)])
+    info_t: dict[str, Any] = {"rule": "measured torque, not denoised"}
+    tau_hat = tau.copy()
+    if torque_fit:
+        xt, info_t = torque_fit[0]
+        tau_hat = _fit_constants(tau, _integrate(central_difference(xt, h), h),
+                                 [np.ones_like(tau)])
     params: dict[str, Any] = {
         "tv_order": tv_order,
         **info_q,
@@ -601,7 +609,7 @@ def _split_regularization(
     return float(regularization), None
 
 
-def differentiate(
+def differentiate(  # noqa: PLR0913 - the options of each method, keyword-only
     t: np.ndarray,
     q: np.ndarray,
     tau: np.ndarray,
@@ -613,6 +621,7 @@ def differentiate(
     cutoff_hz: float | None = None,
     window_s: float | None = None,
     tv_order: int = 2,
+    denoise_torque: bool = True,
 ) -> Derivatives:
     r"""Denoised position, velocity, acceleration and torque of one contiguous record.
 
@@ -659,6 +668,9 @@ def differentiate(
     tv_order : {1, 2, 3}
         ``"tv"`` only: the derivative of q whose total variation is penalised (2: acceleration,
         the paper's choice and the best q̈ on trapezoidal moves; 1: velocity; 3: jerk).
+    denoise_torque : bool
+        False: the returned torque is the measured one, and the torque's fit is skipped (half
+        of the TV work, which a prediction compared with the measured torque does not need).
 
     Returns
     -------
@@ -695,11 +707,11 @@ def differentiate(
             "given",
             {"rule": "measured qd and qdd used as given"},
         )
-    if method == "butterworth":
-        return _butterworth(q, tau, h, cutoff_hz)
-    if method == "savgol":
-        return _savgol(q, tau, h, window_s)
+    if method in ("butterworth", "savgol"):
+        d = (_butterworth(q, tau, h, cutoff_hz) if method == "butterworth" else
+             _savgol(q, tau, h, window_s))
+        return d if denoise_torque else replace(d, tau=tau.copy())
     if tv_order not in (1, 2, 3):
         raise DifferentiationError(f"tv_order must be 1, 2 or 3, got {tv_order}")
     kq, kt = _split_regularization(regularization)
-    return _tv(t, q, tau, h, kq, kt, tv_order)
+    return _tv(t, q, tau, h, kq, kt, tv_order, denoise_torque)
