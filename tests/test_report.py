@@ -216,3 +216,22 @@ def test_table_cells_show_an_open_interval_end_and_leave_nan_empty():
 
     assert (fmt(np.inf), fmt(-np.inf), fmt(np.nan), fmt(1.23456789)) == ("∞", "−∞", "", "1.2346")
     assert fmt(np.float64(2.5e-7), digits=2) == "2.5e-07"
+
+
+def test_the_terms_note_gives_the_bootstrap_share_of_a_stribeck_rise_of_any_exponent():
+    """With bootstrap inclusion frequencies the note under the terms table says how many
+    resamples keep a rise, whichever exponent; without them it says nothing of it."""
+    from types import SimpleNamespace
+
+    from sparsefric.model import Uncertainty
+    from sparsefric.report import _rise_note
+    from sparsefric.uncertainty import stribeck_family
+
+    def result(inclusion):
+        unc = Uncertainty(method="bootstrap", level=0.95, intervals={}, inclusion=inclusion)
+        return SimpleNamespace(model=SimpleNamespace(uncertainty=unc))
+
+    note = _rise_note(result({"qd": 1.0, stribeck_family(1): 0.96}))
+    assert "A Stribeck rise of any exponent: 96% of the resamples" in note
+    assert _rise_note(result({"qd": 1.0})) == ""
+    assert _rise_note(SimpleNamespace(model=SimpleNamespace(uncertainty=None))) == ""
