@@ -733,7 +733,7 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
     cve = result.cve = checks.cve_of(prepared)
     found = (admissibility + checks.consistency(model, cve)
              + checks.reach(model, checks.steady_speeds(cve))
-             + checks.coulomb_reach(model, checks.steady_speeds(cve)))
+             + checks.coulomb_reach(model, checks.fastest_speed(prepared)))
     if model.kind == "lugre" and fitted is not None:
         found += checks.identifiability(*fitted)
         found += checks.resolution(model, checks.median_position_noise(prepared[0]))

@@ -859,7 +859,7 @@ def extrapolation_shifts(model: JointModel, data: Sequence[Prepared]) -> dict[st
     (:func:`sparsefric.steps.checks.reach` on the steady speeds of ``data``), R = g(0) − s·g(v)
     the model's rise below the slowest steady speed v (0 without a Stribeck term); (−∞, +R']
     for f_c when it is (:func:`sparsefric.steps.checks.coulomb_reach`), R' what the Stribeck
-    terms still add at the fastest steady speed: the truth's may have decayed there (f_c up to
+    terms still add at the fastest sliding speed: the truth's may have decayed there (f_c up to
     the friction there) or decay far above it (f_c down to 0, where :func:`clip_at_zero` stops
     it; ``DESIGN.md`` §73).
 
@@ -875,9 +875,9 @@ def extrapolation_shifts(model: JointModel, data: Sequence[Prepared]) -> dict[st
     if len(speeds) and checks.reach(model, speeds):
         rise = checks.rise_below(model, float(np.min(np.abs(speeds)))) * model.breakaway_torque()
         out["breakaway"] = out["g0"] = np.array([-max(rise, 0.0), np.inf])
-    if len(speeds) and checks.coulomb_reach(model, speeds):
-        rise = checks.rise_above(model, float(np.max(np.abs(speeds))))
-        out["coulomb"] = np.array([-np.inf, rise])
+    fastest = checks.fastest_speed(data)
+    if checks.coulomb_reach(model, fastest):
+        out["coulomb"] = np.array([-np.inf, checks.rise_above(model, fastest)])
     return out
 
 

@@ -77,16 +77,30 @@ def test_coulomb_level_is_extrapolated_where_the_records_end_inside_the_stribeck
     """f_c is what g(q̇) decays to. Up to 0.1 rad/s (1.25 Ω_s) the truth's rise still adds
     1.73 N·m (10 % of f_c): a slower decay with a lower f_c fits the records as well. The
     paper's split reaches 2.13 rad/s, where the rise is gone."""
-    assert checks.coulomb_reach(TRUTH, [0.03, 0.127, 1.75, 2.13]) == []
+    assert checks.coulomb_reach(TRUTH, 2.13) == []
     assert checks.rise_above(TRUTH, 0.1) == pytest.approx(7.0 * np.exp(-1.25 ** 1.5))
-    found = checks.coulomb_reach(TRUTH, [0.03, 0.1])
+    found = checks.coulomb_reach(TRUTH, 0.1)
     assert codes(found) == ["coulomb_extrapolated"]
     assert "f_c = 18 N·m" in found[0].message and "(10 % of f_c)" in found[0].message
-    assert "a steady move at about 0.22 rad/s" in found[0].message  # Ω_s (ln 100)^(1/δ)
-    assert checks.coulomb_reach(TRUTH.with_(stribeck=()), [0.03, 0.1]) == []
-    (zero,) = checks.coulomb_reach(TRUTH.with_(coulomb=0.0), [0.5, 1.0])
+    assert "a move at about 0.22 rad/s" in found[0].message  # Ω_s (ln 100)^(1/δ)
+    assert checks.coulomb_reach(TRUTH.with_(stribeck=()), 0.1) == []
+    (zero,) = checks.coulomb_reach(TRUTH.with_(coulomb=0.0), 1.0)
     assert "f_c is 0" in zero.message
-    assert checks.coulomb_reach(TRUTH, []) == []
+    assert checks.coulomb_reach(TRUTH, 0.0) == []
+
+
+def test_the_fastest_speed_counts_passes_that_leave_no_constant_velocity_point():
+    """A zoo joint's records at 1.9 and 1.73 rad/s gave no CVE point (their steady parts too
+    short), and the check of f_c took 0.127 rad/s for the fastest: a false alarm. The 99th
+    percentile of |q̇| of any record counts."""
+    from sparsefric.preprocessing import prepare
+    from sparsefric.simulate import paper_experiment
+
+    sets = paper_experiment(TRUTH, {"slow": (0.03,), "fast": (1.75,)})
+    prepared = [prepare(sets["slow"]), prepare(sets["fast"])]
+    assert checks.fastest_speed(prepared) == pytest.approx(1.75, rel=0.02)
+    assert checks.fastest_speed(prepared[:1]) == pytest.approx(0.03, rel=0.1)
+    assert checks.fastest_speed([]) == 0.0
 
 
 def test_cve_points_the_curve_misses_are_named():

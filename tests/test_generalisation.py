@@ -224,7 +224,7 @@ def test_a_coulomb_level_beyond_the_recorded_speeds_is_named_and_its_interval_ho
     f_c is the model's extrapolation of its decay (``DESIGN.md`` §73)."""
     spec, est = _zoo_fit(2024, 1)
     (named,) = [w for w in est.warnings_ if "Coulomb level" in w]
-    assert "is extrapolated" in named and "0.29 rad/s" in named
+    assert "is extrapolated" in named and "0.293 rad/s" in named
     lower, upper = est.model_.uncertainty.intervals["coulomb"]
     assert lower == 0.0 and upper > est.model_.coulomb
     assert lower <= spec.truth.coulomb <= upper

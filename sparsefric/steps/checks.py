@@ -331,32 +331,43 @@ def reach(model: JointModel, speeds: np.ndarray) -> list[Finding]:
                     f"{slower_move(model, slowest):.2g} {u['qd']} would show the rise")]
 
 
-def coulomb_reach(model: JointModel, speeds: np.ndarray) -> list[Finding]:
+def coulomb_reach(model: JointModel, fastest: float) -> list[Finding]:
     """A Coulomb level that rests on no data (code ``coulomb_extrapolated``).
 
-    ``speeds``: the steady sliding speeds [rad/s] of the records (CVE levels). f_c is the level
-    g(q̇) decays to above the Stribeck region; where the model's Stribeck terms still add more
-    than :data:`COULOMB_RISE_LIMIT` f_c at the fastest level, the records end inside the rise
-    and f_c is the model's extrapolation of its decay: a slower decay (a larger Ω_s or a
-    smaller δ) fits them as well with a lower f_c, and the flat level of a rise whose Ω_s is far
-    above the data is indistinguishable from f_c. A zoo joint recorded up to 0.29 rad/s with
-    Ω_s = 0.45 rad/s got f_c +51 % with the static curve within 0.5 % (``DESIGN.md`` §73).
+    ``fastest``: the fastest speed [rad/s] the records slide at (:func:`fastest_speed`). f_c is
+    the level g(q̇) decays to above the Stribeck region; where the model's Stribeck terms still
+    add more than :data:`COULOMB_RISE_LIMIT` f_c there, the records end inside the rise and f_c
+    is the model's extrapolation of its decay: a slower decay (a larger Ω_s or a smaller δ) fits
+    them as well with a lower f_c, and the flat level of a rise whose Ω_s is far above the data
+    is indistinguishable from f_c. A zoo joint recorded up to 0.29 rad/s with Ω_s = 0.45 rad/s
+    got f_c +51 % with the static curve within 0.5 % (``DESIGN.md`` §73). Sliding samples at any
+    speed count, steady or not: above the Stribeck region the bristles settle within a fraction
+    of a millimetre of travel, and fast passes often leave no constant-velocity point.
     """
     u = units(model.axis)
-    speeds = np.abs(np.asarray(speeds, dtype=float))
-    if not (len(speeds) and model.stribeck):
+    if not (fastest > 0 and model.stribeck):
         return []
-    fastest = float(np.max(speeds))
     rise = rise_above(model, fastest)
     if not rise > COULOMB_RISE_LIMIT * max(model.coulomb, 0.0):
         return []
     share = f"{100 * rise / model.coulomb:.0f} % of f_c" if model.coulomb > 0 else "f_c is 0"
     return [Finding("warning", "coulomb_extrapolated",
                     f"the Coulomb level f_c = {model.coulomb:.4g} {u['tau']} is extrapolated: at "
-                    f"the fastest steady sliding speed {fastest:.3g} {u['qd']} the model's "
-                    f"Stribeck rise still adds {rise:.3g} {u['tau']} ({share}), so the level it "
-                    "decays to is its shape, not data; a steady move at about "
+                    f"the fastest speed the records slide at, {fastest:.3g} {u['qd']}, the "
+                    f"model's Stribeck rise still adds {rise:.3g} {u['tau']} ({share}), so the "
+                    "level it decays to is its shape, not data; a move at about "
                     f"{faster_move(model):.2g} {u['qd']} would show it")]
+
+
+#: Quantile of |q̇| taken as the fastest speed the records slide at (not a single spike).
+FASTEST_QUANTILE = 0.99
+
+
+def fastest_speed(prepared: Sequence[Prepared]) -> float:
+    """The :data:`FASTEST_QUANTILE` quantile of |q̇| [rad/s | m/s] of the most far-reaching of
+    the ``prepared`` sets (0 without samples)."""
+    return max((float(np.quantile(np.abs(p.signals.qd), FASTEST_QUANTILE)) for p in prepared
+                if len(p.signals.qd)), default=0.0)
 
 
 def rise_above(model: JointModel, speed: float) -> float:
