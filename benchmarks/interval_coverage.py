@@ -92,9 +92,10 @@ def inclusion_rows(spec: zoo.JointSpec, data: zoo.JointData, inclusion: pd.DataF
     reached = zoo.reaches_stribeck(data)
     rows = []
     for row in inclusion.itertuples():
-        if row.kind == "viscous":
-            true = float(row.term.partition("^")[2] or 1) in powers
-            reach = true and powers[float(row.term.partition("^")[2] or 1)] > noise
+        if row.kind == "viscous":  # "qd", "qd^3", …
+            power = float(row.term.partition("^")[2] or 1)
+            true = power in powers
+            reach = true and powers[power] > noise
         elif row.kind == "coulomb":
             true, reach = truth.coulomb > 0, truth.coulomb > noise
         elif row.kind == "stribeck_family":
