@@ -33,3 +33,36 @@ def test_pass_rates_count_failed_joints_whose_every_failure_is_named(zoo):
             {**base, "joint": 2, "pass": False, "ok_I": False, "unnamed": ["I"]}]
     table = zoo.pass_rates(rows).iloc[0]
     assert table["pass"] == "1/3" and table["failed, every failure named"] == 1
+
+
+def test_a_coulomb_error_beyond_half_is_a_catastrophe_a_warning_must_name(zoo):
+    errors = {"I": 1.0, "f_c": 51.4, "sigma0": 0.1, "sigma1": 385.0, "static": 0.5,
+              "breakaway": -0.2}
+    assert zoo.catastrophes(errors, list(zoo.CATASTROPHE)) == ["f_c", "sigma1"]
+    assert zoo.named("f_c", ["the Coulomb level f_c = 6.156 N·m is extrapolated: …"])
+    assert not zoo.named("f_c", ["the Stribeck velocity Ω_s is poorly determined"])
+
+
+def test_inclusion_scoring_counts_true_terms_the_data_reach_and_spurious_ones(zoo):
+    """Fixed-seed joint 2: viscous q̇ and q̇³, Coulomb, no Stribeck rise. A true term is scored
+    where its torque at the fastest speed exceeds the noise; a rise of any exponent is
+    spurious; single exponents are left to their family row."""
+    import importlib
+
+    import pandas as pd
+
+    coverage = importlib.import_module("interval_coverage")
+    spec = zoo.draw_joint(2024, 2)
+    data = zoo.simulate_joint(spec)
+    inclusion = pd.DataFrame({
+        "term": ["qd", "qd^3", "qd^5", "sign(qd)", "sign(qd)*exp(-|qd/Ws|^1)",
+                 "Stribeck rise, any delta"],
+        "kind": ["viscous", "viscous", "viscous", "coulomb", "stribeck", "stribeck_family"],
+        "final": [1.0, 0.85, 0.3, 1.0, 0.3, 0.3]})
+    rows = pd.DataFrame(coverage.inclusion_rows(spec, data, inclusion)).set_index("term")
+    assert list(rows.index) == ["qd", "qd^3", "qd^5", "sign(qd)", "Stribeck rise, any delta"]
+    assert rows.true.tolist() == [True, True, False, True, False]
+    assert rows.loc["qd", "reached"] and rows.loc["sign(qd)", "reached"]
+    text = coverage.inclusion_summary(rows.reset_index())
+    assert "kept by ≥ 90% of the resamples: 2 of 3" in text and "2:qd^3 0.85" in text
+    assert "no spurious term above 20%: 0 of 1" in text and "2:qd^5 0.30" in text
