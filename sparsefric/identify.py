@@ -718,7 +718,7 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
                  fitted: tuple[IterationResult, FrictionData] | None) -> None:
     """The checks of :mod:`sparsefric.steps.checks` on the model to return; a LuGre model that
     is inadmissible gives way to the static one, an inadmissible static model is an error."""
-    speed_max = max(float(np.quantile(np.abs(p.signals.qd), 0.999)) for p in prepared)
+    speed_max = checks.fastest_speed(prepared, 0.999)
     admissibility = checks.admissibility(result.model, speed_max)
     if errors(admissibility) and result.model is not result.static_model:
         result.model = result.static_model

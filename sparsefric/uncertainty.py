@@ -846,11 +846,23 @@ def open_unresolved(table: pd.DataFrame, model: JointModel, noise: float) -> pd.
     out = table.assign(unresolved=False)
     if checks.deflection_steps(model, noise) >= checks.MIN_DEFLECTION_STEPS:
         return out
-    bristle = out["name"].isin(("sigma0", "sigma1"))
-    damping = out["name"] == "sigma1"
-    out.loc[bristle, "upper"] = np.inf
+    return _open_bristles(out, {"sigma0", "sigma1"})
+
+
+def _open_bristles(table: pd.DataFrame, names: set[str],
+                   stiffness_factor: float | None = None) -> pd.DataFrame:
+    """``table`` (with an ``unresolved`` column) with the rows of ``names`` (``sigma0``,
+    ``sigma1``) open above and marked ``unresolved``: σ1's reaching 0 below, σ0's reaching
+    σ̂0 / ``stiffness_factor`` where one is given."""
+    out = table.copy()
+    rows = out["name"].isin(sorted(names))
+    stiffness, damping = rows & (out["name"] == "sigma0"), rows & (out["name"] == "sigma1")
+    if stiffness_factor is not None:
+        out.loc[stiffness, "lower"] = np.fmin(out.loc[stiffness, "lower"],
+                                              out.loc[stiffness, "estimate"] / stiffness_factor)
     out.loc[damping, "lower"] = np.fmin(out.loc[damping, "lower"], 0.0)
-    out.loc[bristle, "unresolved"] = True
+    out.loc[rows, "upper"] = np.inf
+    out.loc[rows, "unresolved"] = True
     return out
 
 
@@ -904,17 +916,9 @@ def open_unidentified(table: pd.DataFrame, names: set[str]) -> pd.DataFrame:
     encoder's count) σ̂0 came out 1.1e5 with that warning and a finite interval [3.8e4, 3.4e5];
     the model's own deflection g(0)/σ̂0, 86 times the truth's, passed the resolution check
     (``DESIGN.md`` §75)."""
-    rows = table["name"].isin(sorted(names))
-    if not rows.any():
+    if not table["name"].isin(sorted(names)).any():
         return table
-    out = table.copy()
-    stiffness, damping = rows & (out["name"] == "sigma0"), rows & (out["name"] == "sigma1")
-    out.loc[stiffness, "lower"] = np.fmin(out.loc[stiffness, "lower"],
-                                          out.loc[stiffness, "estimate"] / checks.PROFILE_FACTOR)
-    out.loc[damping, "lower"] = np.fmin(out.loc[damping, "lower"], 0.0)
-    out.loc[rows, "upper"] = np.inf
-    out.loc[rows, "unresolved"] = True
-    return out
+    return _open_bristles(table, names, checks.PROFILE_FACTOR)
 
 
 def static_estimates(result) -> dict[str, float]:

@@ -363,10 +363,10 @@ def coulomb_reach(model: JointModel, fastest: float) -> list[Finding]:
 FASTEST_QUANTILE = 0.99
 
 
-def fastest_speed(prepared: Sequence[Prepared]) -> float:
-    """The :data:`FASTEST_QUANTILE` quantile of |q̇| [rad/s | m/s] of the most far-reaching of
-    the ``prepared`` sets (0 without samples)."""
-    return max((float(np.quantile(np.abs(p.signals.qd), FASTEST_QUANTILE)) for p in prepared
+def fastest_speed(prepared: Sequence[Prepared], quantile: float = FASTEST_QUANTILE) -> float:
+    """The ``quantile`` of |q̇| [rad/s | m/s] of the most far-reaching of the ``prepared`` sets
+    (0 without samples)."""
+    return max((float(np.quantile(np.abs(p.signals.qd), quantile)) for p in prepared
                 if len(p.signals.qd)), default=0.0)
 
 
