@@ -13,10 +13,12 @@ bootstrap_uncertainty`), and for I, f_c, the break-away torque, σ0 and σ1 it i
 whether the interval contains the truth, and its relative width (upper − lower)/|truth|.
 
 A nominal 95 % interval should contain the truth on 85–99 % of the joints, and is useful only
-if it is narrow; the summary gives both per parameter, over all joints and over the joints
-whose identified structure is right (the truth's friction kind, viscous powers and number of
-Stribeck terms: intervals conditioned on a wrong structure cannot be expected to cover). The truth's
-break-away torque is taken up to the fastest recorded speed, as the interval's.
+if it is narrow; the summary gives both per parameter (and the share of joints whose interval
+is finite and holds the truth: an interval open on one side is honest, not a bound), over all
+joints and over the joints whose identified structure is right (the truth's friction kind,
+viscous powers and number of Stribeck terms: intervals conditioned on a wrong structure cannot
+be expected to cover). The truth's break-away torque is taken up to the fastest recorded speed,
+as the interval's.
 
 The bootstrap also scores its term inclusion frequencies (the share of the resamples whose final
 model has a term). A true term should be kept by ≥ 90 % of the resamples on the joints whose data
@@ -171,13 +173,16 @@ def _method_options(args: argparse.Namespace) -> dict:
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per quantity: joints with an interval, coverage and median relative width, over all
-    joints and over those with the right structure."""
+    joints and over those with the right structure; and the share of joints whose interval is
+    finite *and* holds the truth (an open interval is honest but useless as a bound)."""
     rows = []
     for name in CHECKED:
         d = df[(df.name == name) & df.covered.notna()]
         ok = d[d.structure_ok.astype(bool)]
+        finite = np.isfinite(d.rel_width.astype(float))
         rows.append({"quantity": name, "joints": len(d),
                      "coverage": _share(d.covered), "median rel. width": _median(d.rel_width),
+                     "finite and covering": _share(d.covered.astype(bool) & finite),
                      "joints (structure ok)": len(ok), "coverage (structure ok)":
                      _share(ok.covered), "median rel. width (structure ok)":
                      _median(ok.rel_width)})
