@@ -65,7 +65,8 @@ PLATEAU = 0.9
 #: friction at the slowest steady speed: the rise below that speed is the model's shape, not data.
 RISE_LIMIT = 0.10
 #: The Coulomb level is extrapolated when the model's Stribeck terms still add more than this
-#: fraction of it at the fastest steady speed: the decay above that speed is the model's shape.
+#: fraction of it at the fastest speed the records slide at (:func:`fastest_speed`): the decay
+#: above that speed is the model's shape.
 COULOMB_RISE_LIMIT = 0.05
 #: Fraction of its amplitude a Stribeck term keeps at the speed a faster move is advised at.
 DECAYED = 0.01
