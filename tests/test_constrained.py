@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy.linalg import lstsq
 
 from sparsefric.feature_library import SignalLibrary, StribeckLibrary, ViscousLibrary
 from sparsefric.optimizers.constrained import (
@@ -9,6 +10,7 @@ from sparsefric.optimizers.constrained import (
     constrained_lstsq,
     shape_constraints,
     slope_rows,
+    small_lstsq,
     speed_grid,
 )
 from sparsefric.optimizers.sr3 import GramCache, lsq_on_support
@@ -141,3 +143,18 @@ def test_a_constraint_row_with_huge_entries_still_binds():
 
     x = qp_normal(np.eye(2), np.array([-1.0, 1.0]), np.array([[1e200, 1e190]]))
     np.testing.assert_allclose(x, [0.0, 1.0], atol=1e-8)
+
+
+@pytest.mark.parametrize("cond", [1e-12, 1e-13, 1e-14])
+def test_small_lstsq_is_scipy_lstsq_to_the_last_bit(cond):
+    """The direct dgelsd call gives scipy's coefficients exactly, also on a nearly collinear or
+    tall matrix (the iterations' decisions can turn on round-off)."""
+    rng = np.random.default_rng(3)
+    for n in range(1, 26):
+        A = rng.normal(size=(n + n % 3, n))
+        if n > 1:
+            A[:, -1] = A[:, 0] * (1 + 1e-10)  # below the cut-off: a dropped direction
+        b = rng.normal(size=len(A))
+        np.testing.assert_array_equal(small_lstsq(A, b, cond),
+                                      lstsq(A, b, cond=cond, check_finite=False)[0])
+    assert small_lstsq(np.zeros((3, 0)), np.ones(3), cond).shape == (0,)

@@ -189,3 +189,22 @@ def test_refit_drops_a_stribeck_term_whose_dry_level_no_motor_applied():
     assert coulomb == pytest.approx(10.0, abs=0.05)
     free = SR3Newton(threshold=0.0).fit(cache, np.log(0.3))  # a friction shape: kept
     assert free.support.all() and free.coef.sum() < cache.g0_limit
+
+
+def test_profile_values_are_stored_apart_for_the_shape_constrained_search():
+    """A revisited point of a profile search is served from the cache's store, and the profiles
+    with and without the shape constraints (which differ where the viscous part would fall)
+    never share a stored value."""
+    x = _signals()
+    lib = static_library()
+    cache = GramCache(lib, x, _torque(x) - 40 * x.qd)  # a falling viscous part: shape binds
+    support = np.ones(len(lib), dtype=bool)
+    theta = float(np.log(0.08))
+    shaped, free = (SR3Newton._profile(cache, support, shape=s) for s in (True, False))
+    values = shaped(theta), free(theta)
+    assert values[0] > values[1]  # the constraints cost fit
+    assert len(cache.profiles) == 2
+    fresh = GramCache(lib, x, _torque(x) - 40 * x.qd)
+    assert (SR3Newton._profile(fresh, support, shape=True)(theta),
+            SR3Newton._profile(fresh, support, shape=False)(theta)) == values
+    assert (shaped(theta), free(theta)) == values and len(cache.profiles) == 2

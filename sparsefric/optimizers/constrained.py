@@ -20,9 +20,11 @@ the ordinary least squares they were.
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 import quadprog
-from scipy.linalg import lstsq
+from scipy.linalg import lapack, lstsq
 
 #: Speeds of the shape grid reach this multiple of the fastest recorded speed.
 SHAPE_REACH = 1.5
@@ -92,6 +94,32 @@ def shape_constraints(n_columns: int, viscous: dict[int, int], speeds: np.ndarra
     return np.vstack(blocks) if blocks else np.zeros((0, n_columns))
 
 
+@cache
+def _gelsd_work(m: int, n: int, cond: float) -> tuple[int, int]:
+    """The workspace sizes LAPACK's dgelsd asks for an m × n matrix, one right-hand side and
+    ``cond``, as :func:`scipy.linalg.lstsq` passes them (a double-precision query is exact)."""
+    work, iwork, _ = lapack.dgelsd_lwork(m, n, 1, cond)
+    return int(work), int(iwork)
+
+
+def small_lstsq(a: np.ndarray, b: np.ndarray, cond: float) -> np.ndarray:
+    """``scipy.linalg.lstsq(a, b, cond, check_finite=False)[0]`` for a float m × n matrix
+    (m ≥ n) and a vector, bit for bit: the same LAPACK driver (dgelsd, SVD with the cut-off
+    ``cond``) with the same workspace.
+
+    The solves here are tiny (n ≤ 30) and a sweep makes ~10⁴ of them; scipy's wrapper spends
+    ~50 µs a call validating and sizing the workspace, several times the solve itself.
+    """
+    m, n = a.shape
+    if m == 0 or n == 0:
+        return np.zeros(n)
+    lwork, iwork = _gelsd_work(m, n, float(cond))
+    x, _, _, info = lapack.dgelsd(a, b, lwork, iwork, cond, False, False)
+    if info != 0:  # what scipy raises, through scipy
+        return lstsq(a, b, cond=cond, check_finite=False)[0]
+    return x[:n]
+
+
 def satisfied(C: np.ndarray, coef: np.ndarray) -> bool:
     """Whether C ξ ≥ 0 holds to :data:`SHAPE_TOL` of each row's scale."""
     if C.size == 0:
@@ -144,7 +172,7 @@ def _finite_lstsq(A: np.ndarray, y: np.ndarray, C: np.ndarray | None) -> np.ndar
     scale = np.sqrt(np.diag(G))
     scale[~(scale > 0)] = 1.0
     Gs, bs = G / np.outer(scale, scale), (A.T @ y) / scale
-    coef = lstsq(Gs, bs, cond=1e-13, check_finite=False)[0] / scale
+    coef = small_lstsq(Gs, bs, 1e-13) / scale
     if C is None or satisfied(C, coef):
         return coef
     sol = qp_normal(Gs, bs, C / scale)
@@ -210,8 +238,8 @@ def sign_shape_lstsq(G: np.ndarray, b: np.ndarray, nonneg: np.ndarray,
     x = np.zeros(len(b))
     while active.any():
         x[:] = 0.0
-        x[active] = lstsq(Gs[np.ix_(active, active)], bs[active], cond=1e-12,
-                          check_finite=False)[0]
+        x[active] = small_lstsq(Gs if active.all() else Gs[np.ix_(active, active)],
+                                bs[active], 1e-12)
         negative = active & nonneg & (x < 0)
         if not negative.any():
             break
