@@ -23,11 +23,14 @@ as the interval's.
 The bootstrap also scores its term inclusion frequencies (the share of the resamples whose final
 model has a term). A true term should be kept by ≥ 90 % of the resamples on the joints whose data
 reach it, and no spurious term by more than 20 % on ≥ 80 % of the joints. Scored: the Coulomb
-level, each viscous power, and the Stribeck rise of any exponent (``stribeck_family`` rows: at
+level, the linear viscous term, the Stribeck rise of any exponent (``stribeck_family`` rows: at
 least k rises; the exponents of the candidate grid are not the truth's, and neighbouring ones
-share the resamples). A true term is reached where its torque exceeds the torque noise: a
-viscous term's at the fastest recorded speed, a Stribeck rise's amplitude on a joint whose
-records slide in its region (``zoo.reaches_stribeck``).
+share the resamples) and the faster-than-linear viscous term of any power
+(``viscous_family`` rows: at least k powers p ≥ 2, which over one speed range share the
+resamples as the exponents do). A true term is reached where its torque exceeds the torque
+noise: a viscous term's at the fastest recorded speed (the k-th largest of the powers p ≥ 2 for
+the k-th family row), a Stribeck rise's amplitude on a joint whose records slide in its region
+(``zoo.reaches_stribeck``).
 
 Outputs in ``--out`` (git-ignored): ``coverage_METHOD.csv`` (one row per joint and quantity),
 for the bootstrap ``inclusion.csv`` (one row per joint and scored term), and
@@ -90,22 +93,25 @@ def inclusion_rows(spec: zoo.JointSpec, data: zoo.JointData, inclusion: pd.DataF
     truth, noise = spec.truth, spec.torque_noise
     v_max = max(float(np.max(np.abs(t.truth["qd_true"]))) for t in data.train + data.validate)
     powers = {float(p): abs(c) * v_max ** p for p, c in truth.viscous if c != 0}
+    faster = sorted((t for p, t in powers.items() if p >= 2), reverse=True)
     amplitudes = sorted((a for _, a in truth.stribeck), reverse=True)
     reached = zoo.reaches_stribeck(data)
     rows = []
     for row in inclusion.itertuples():
-        if row.kind == "viscous":  # "qd", "qd^3", …
-            power = float(row.term.partition("^")[2] or 1)
-            true = power in powers
-            reach = true and powers[power] > noise
+        k = int(row.term[0]) if row.term[0].isdigit() else 1  # of a family row
+        if row.term == "qd":
+            true = 1.0 in powers
+            reach = true and powers[1.0] > noise
         elif row.kind == "coulomb":
             true, reach = truth.coulomb > 0, truth.coulomb > noise
         elif row.kind == "stribeck_family":
-            k = int(row.term[0]) if row.term[0].isdigit() else 1
             true = k <= len(amplitudes)
             reach = true and reached and amplitudes[k - 1] > noise
+        elif row.kind == "viscous_family":
+            true = k <= len(faster)
+            reach = true and faster[k - 1] > noise
         else:
-            continue  # single exponents: scored by their family
+            continue  # single exponents and powers p ≥ 2: scored by their family
         rows.append({"joint": spec.index, "term": row.term, "kind": row.kind,
                      "final": float(row.final), "true": true, "reached": bool(reach)})
     return rows

@@ -36,7 +36,7 @@ from sparsefric.model import JointModel, parameter_table, units
 from sparsefric.result import IdentificationResult
 from sparsefric.svgplot import CSS as FIGURE_CSS
 from sparsefric.tables import fmt, html_table, markdown_table
-from sparsefric.uncertainty import interval_table, stribeck_family
+from sparsefric.uncertainty import interval_table, stribeck_family, viscous_family
 from sparsefric.validation import (
     FreeRunResult,
     cve_from_trajectories,
@@ -576,18 +576,21 @@ def _sec_selection(c: _Context) -> str:
             + '<p class="note">Coefficients of the final model (after the LuGre iterations and '
               "any refinement) and of step 1, in the unit of each term; terms.csv holds the "
               "same table. Inclusion: the share of the bootstrap resamples whose final model "
-              f"has the term.{_rise_note(c.result)}</p>"
+              f"has the term.{_family_note(c.result)}</p>"
             + _html_table(terms, terms["active"].to_numpy(bool)))
 
 
-def _rise_note(result: IdentificationResult) -> str:
-    """The bootstrap share of a Stribeck rise of any exponent, as a sentence ('' without)."""
+def _family_note(result: IdentificationResult) -> str:
+    """The bootstrap shares of a Stribeck rise of any exponent and of a faster-than-linear
+    viscous term of any power, as sentences ('' without)."""
     unc = result.model.uncertainty
-    share = (unc.inclusion if unc is not None else {}).get(stribeck_family(1))
-    if share is None:
-        return ""
-    return (f" A Stribeck rise of any exponent: {share:.0%} of the resamples (neighbouring "
-            "exponents give nearly the same column and share the resamples).")
+    shares = unc.inclusion if unc is not None else {}
+    notes = {stribeck_family(1): ("A Stribeck rise of any exponent", "neighbouring exponents"),
+             viscous_family(1): ("A faster-than-linear viscous term of any power",
+                                 "the powers q̇²…q̇⁵ over one speed range")}
+    return "".join(f" {what}: {shares[row]:.0%} of the resamples ({who} give nearly the same "
+                   "column and share the resamples)." for row, (what, who) in notes.items()
+                   if row in shares)
 
 
 def _friction_band(model: JointModel):

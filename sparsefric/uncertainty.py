@@ -1333,13 +1333,15 @@ def _nanstd(x: np.ndarray) -> np.ndarray:
 
 def inclusion_table(terms: Sequence, model: JointModel, draws: Sequence[Draw]) -> pd.DataFrame:
     """Inclusion frequency of every friction candidate (``terms``) over ``draws``: in the step-1
-    AICc choice and in the final model; ``selected``: in ``model``.
+    AICc choice and in the final model; ``selected``: in ``model``; ``family``: the kind of the
+    family rows that judge the candidate ('' for none).
 
-    Below the candidates, rows of kind ``stribeck_family`` (:func:`stribeck_family`): the share
-    of draws with at least k Stribeck terms of any exponent, for k = 1 up to the most that the
-    model or a draw has (at least k = 1 where the candidates have a Stribeck term).
-    Neighbouring exponents give nearly the same column, so the resamples split one Stribeck
-    rise between them; whether there is a rise at all is the family's row."""
+    Below the candidates, the rows of each family of nearly collinear candidates
+    (:data:`FAMILIES`): the share of draws with at least k members of any exponent or power,
+    for k = 1 up to the most that the model or a draw has. The resamples split one Stribeck
+    rise between neighbouring exponents, and a faster-than-linear viscous rise between q̇²…q̇⁵
+    (over one speed range q̇³ and q̇⁵ correlate to 0.98); whether there is such a rise at all
+    is the family's row."""
     friction = [t for t in terms if t.kind in ("viscous", "coulomb", "stribeck")]
     chosen = model_terms(model, friction)
     n = max(len(draws), 1)
@@ -1347,23 +1349,43 @@ def inclusion_table(terms: Sequence, model: JointModel, draws: Sequence[Draw]) -
         "term": [t.name for t in friction], "kind": [t.kind for t in friction],
         "selected": [t.name in chosen for t in friction],
         "step1": [sum(t.name in d.step1 for d in draws) / n for t in friction],
-        "final": [sum(t.name in d.final for d in draws) / n for t in friction]})
-    rises = frozenset(t.name for t in friction if t.kind == "stribeck")
-    if not rises:
-        return table
-    count = {part: [len(getattr(d, part) & rises) for d in draws] for part in ("step1", "final")}
-    most = max([1, len(chosen & rises), *count["step1"], *count["final"]])
-    family = pd.DataFrame({
-        "term": [stribeck_family(k) for k in range(1, most + 1)], "kind": "stribeck_family",
-        "selected": [len(chosen & rises) >= k for k in range(1, most + 1)],
-        **{part: [sum(c >= k for c in count[part]) / n for k in range(1, most + 1)]
-           for part in ("step1", "final")}})
-    return pd.concat([table, family], ignore_index=True)
+        "final": [sum(t.name in d.final for d in draws) / n for t in friction],
+        "family": [next((kind for kind, (member, _) in FAMILIES.items() if member(t)), "")
+                   for t in friction]})
+    rows = [table]
+    for kind, (_, name) in FAMILIES.items():
+        members = frozenset(table.term[table.family == kind])
+        if not members:
+            continue
+        count = {part: [len(getattr(d, part) & members) for d in draws]
+                 for part in ("step1", "final")}
+        most = max([1, len(chosen & members), *count["step1"], *count["final"]])
+        ks = range(1, most + 1)
+        rows.append(pd.DataFrame({
+            "term": [name(k) for k in ks], "kind": kind,
+            "selected": [len(chosen & members) >= k for k in ks],
+            **{part: [sum(c >= k for c in count[part]) / n for k in ks]
+               for part in ("step1", "final")}, "family": ""}))
+    return pd.concat(rows, ignore_index=True)
 
 
 def stribeck_family(k: int) -> str:
     """Plain-text name of the inclusion row "at least ``k`` Stribeck terms, any exponent"."""
     return "Stribeck rise, any delta" if k == 1 else f"{k} Stribeck rises, any delta"
+
+
+def viscous_family(k: int) -> str:
+    """Plain-text name of the inclusion row "at least ``k`` viscous powers q̇ᵖ, p ≥ 2"."""
+    return ("faster-than-linear viscous term, any power" if k == 1
+            else f"{k} faster-than-linear viscous terms, any power")
+
+
+#: Families of candidates the resamples share out (:func:`inclusion_table`): kind of their rows
+#: → (whether a candidate term is a member, the row's name for "at least k members").
+FAMILIES = {
+    "stribeck_family": (lambda t: t.kind == "stribeck", stribeck_family),
+    "viscous_family": (lambda t: t.kind == "viscous" and int(t.param) >= 2, viscous_family),
+}
 
 
 def bootstrap_uncertainty(result, train: Sequence[Trajectory],  # noqa: PLR0913
@@ -1691,11 +1713,12 @@ def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
       names, and the open top of an extrapolated
       break-away, which its ``extrapolated`` warning names;
     * ``unstable_term`` (bootstrap): a term of the model kept by fewer than :data:`UNSTABLE`
-      of the resamples, or a term left out kept by more; for the Stribeck terms, whose
-      neighbouring exponents share the resamples, the rise of any exponent (the
-      ``stribeck_family`` rows of :func:`inclusion_table`);
-    * ``unstable_exponent`` (bootstrap): the resamples keep the model's Stribeck rise, but fewer
-      than :data:`UNSTABLE` of them its exponent;
+      of the resamples, or a term left out kept by more; for the Stribeck terms and the
+      viscous powers p ≥ 2, whose neighbours share the resamples, the rise of any exponent or
+      power (the family rows of :func:`inclusion_table`);
+    * ``unstable_exponent``, ``unstable_power`` (bootstrap): the resamples keep the model's
+      Stribeck rise (its faster-than-linear viscous rise), but fewer than :data:`UNSTABLE` of
+      them its exponent (its power);
     * ``lugre_unstable`` (bootstrap): the result is a LuGre model, but fewer than half of the
       resamples' results are;
     * ``bootstrap_failures`` (bootstrap): more than 10 % of the resamples could not be fitted.
@@ -1704,8 +1727,8 @@ def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
            if row.name in CHECKED and _too_wide(row) and not getattr(row, "unresolved", False)]
     if unc.inclusion is not None:
         out += [_unstable(row) for row in unc.inclusion.itertuples()
-                if row.kind != "stribeck" and row.selected != (row.final >= UNSTABLE)]
-        out += _unsettled_exponents(unc.inclusion)
+                if not row.family and row.selected != (row.final >= UNSTABLE)]
+        out += _unsettled_members(unc.inclusion)
     if unc.lugre_share is not None and unc.lugre_share < 0.5 and "sigma0" in set(unc.table.name):
         out.append(Finding("warning", "lugre_unstable",
                            f"only {unc.lugre_share:.0%} of the bootstrap resamples give a LuGre "
@@ -1817,9 +1840,9 @@ def _precision(name: str) -> float:
 
 def _unstable(row) -> Finding:
     term = f"the term {row.term}"
-    if row.kind == "stribeck_family":
-        term = ("a " if row.term[0].isalpha() else "") + row.term.replace(", any delta",
-                                                                           " of any exponent")
+    if row.kind in FAMILIES:
+        term = ("a " if row.term[0].isalpha() else "") + row.term.replace(
+            ", any delta", " of any exponent").replace(", any power", " of any power")
     if row.selected:
         text = (f"{term} is in the model but survives only {row.final:.0%} of the bootstrap "
                 "resamples")
@@ -1829,21 +1852,34 @@ def _unstable(row) -> Finding:
     return Finding("warning", "unstable_term", text + ": the data do not settle the structure")
 
 
-def _unsettled_exponents(inclusion: pd.DataFrame) -> list[Finding]:
-    """``unstable_exponent`` findings: a Stribeck term of the model that fewer than
-    :data:`UNSTABLE` of the resamples keep, where most keep a rise (the first
-    ``stribeck_family`` row): the data leave its shape open, not whether there is one."""
-    family = inclusion[inclusion.kind == "stribeck_family"]
-    if family.empty or family.final.iloc[0] < UNSTABLE:
-        return []
-    rises = inclusion[inclusion.kind == "stribeck"].sort_values("final", ascending=False)
+#: Per family of :data:`FAMILIES`: the finding's code, what the members differ in, and what the
+#: data then leave open.
+UNSETTLED = {
+    "stribeck_family": ("unstable_exponent", "exponents",
+                        "the shape of the Stribeck rise open; the intervals of the break-away "
+                        "and the static curve include it"),
+    "viscous_family": ("unstable_power", "powers",
+                       "open which power describes the viscous rise; the static curve's band "
+                       "includes it"),
+}
+
+
+def _unsettled_members(inclusion: pd.DataFrame) -> list[Finding]:
+    """``unstable_exponent`` / ``unstable_power`` findings: a member of a family (a Stribeck
+    term, a viscous power p ≥ 2) in the model that fewer than :data:`UNSTABLE` of the
+    resamples keep, where most keep a member (the family's first row): the data leave the
+    shape open, not whether there is such a rise."""
     out = []
-    for row in rises[rises.selected & (rises.final < UNSTABLE)].itertuples():
-        other = rises[rises.term != row.term].iloc[0]
-        out.append(Finding(
-            "warning", "unstable_exponent",
-            f"the Stribeck term {row.term} is kept by only {row.final:.0%} of the bootstrap "
-            f"resamples, which give the rise other exponents ({other.term}: {other.final:.0%}):"
-            " the data leave the shape of the Stribeck rise open; the intervals of the "
-            "break-away and the static curve include it"))
+    for kind, (code, differ, open_) in UNSETTLED.items():
+        family = inclusion[inclusion.kind == kind]
+        if family.empty or family.final.iloc[0] < UNSTABLE:
+            continue
+        members = inclusion[inclusion.family == kind].sort_values("final", ascending=False)
+        for row in members[members.selected & (members.final < UNSTABLE)].itertuples():
+            other = members[members.term != row.term].iloc[0]
+            out.append(Finding(
+                "warning", code,
+                f"the term {row.term} is kept by only {row.final:.0%} of the bootstrap "
+                f"resamples, which give the rise other {differ} ({other.term}: "
+                f"{other.final:.0%}): the data leave {open_}"))
     return out

@@ -218,20 +218,24 @@ def test_table_cells_show_an_open_interval_end_and_leave_nan_empty():
     assert fmt(np.float64(2.5e-7), digits=2) == "2.5e-07"
 
 
-def test_the_terms_note_gives_the_bootstrap_share_of_a_stribeck_rise_of_any_exponent():
+def test_the_terms_note_gives_the_bootstrap_share_of_a_rise_of_any_exponent_or_power():
     """With bootstrap inclusion frequencies the note under the terms table says how many
-    resamples keep a rise, whichever exponent; without them it says nothing of it."""
+    resamples keep a Stribeck rise, whichever exponent, and a faster-than-linear viscous
+    term, whichever power; without them it says nothing of either."""
     from types import SimpleNamespace
 
     from sparsefric.model import Uncertainty
-    from sparsefric.report import _rise_note
-    from sparsefric.uncertainty import stribeck_family
+    from sparsefric.report import _family_note
+    from sparsefric.uncertainty import stribeck_family, viscous_family
 
     def result(inclusion):
         unc = Uncertainty(method="bootstrap", level=0.95, intervals={}, inclusion=inclusion)
         return SimpleNamespace(model=SimpleNamespace(uncertainty=unc))
 
-    note = _rise_note(result({"qd": 1.0, stribeck_family(1): 0.96}))
+    note = _family_note(result({"qd": 1.0, stribeck_family(1): 0.96}))
     assert "A Stribeck rise of any exponent: 96% of the resamples" in note
-    assert _rise_note(result({"qd": 1.0})) == ""
-    assert _rise_note(SimpleNamespace(model=SimpleNamespace(uncertainty=None))) == ""
+    assert "viscous" not in note
+    note = _family_note(result({"qd": 1.0, stribeck_family(1): 0.5, viscous_family(1): 0.85}))
+    assert "A faster-than-linear viscous term of any power: 85% of the resamples" in note
+    assert _family_note(result({"qd": 1.0})) == ""
+    assert _family_note(SimpleNamespace(model=SimpleNamespace(uncertainty=None))) == ""

@@ -48,6 +48,7 @@ from sparsefric.uncertainty import (
     timing_bias,
     torque_jacobian,
     uncertainty_findings,
+    viscous_family,
     widen,
     with_fast,
     with_parameters,
@@ -240,13 +241,18 @@ def test_model_terms_and_inclusion_table():
     row = table.set_index("term")
     assert row.loc["qd", "final"] == 1.0 and row.loc["qd^3", "final"] == 0.25
     assert row.loc["qd^2", "final"] == 0.0 and bool(row.loc["qd^3", "selected"])
-    assert list(table.kind.unique()) == ["viscous", "coulomb", "stribeck", "stribeck_family"]
+    assert list(table.kind.unique()) == ["viscous", "coulomb", "stribeck", "stribeck_family",
+                                         "viscous_family"]
     # one rise split between two exponents: each kept by half, a rise by three of four
     assert row.loc[rise, "final"] == row.loc[other, "final"] == 0.5
     assert row.loc[stribeck_family(1), "final"] == 0.75 and row.loc[stribeck_family(1), "selected"]
     assert row.loc[stribeck_family(2), "final"] == 0.25
+    # the viscous powers p ≥ 2 are one family; q̇ is not in it
+    assert list(row.loc[["qd", "qd^2", "qd^3", rise], "family"]) == [
+        "", "viscous_family", "viscous_family", "stribeck_family"]
+    assert row.loc[viscous_family(1), "final"] == 0.25 and row.loc[viscous_family(1), "selected"]
     friction = [t for t in terms if t.kind in ("viscous", "coulomb", "stribeck")]
-    assert not row.loc[stribeck_family(2), "selected"] and len(table) == len(friction) + 2
+    assert not row.loc[stribeck_family(2), "selected"] and len(table) == len(friction) + 3
 
 
 def test_percentile_table_ignores_undefined_resamples():
@@ -267,18 +273,27 @@ def test_findings_name_wide_intervals_and_unstable_terms():
     table = pd.DataFrame({"name": ["inertia", "sigma0"], "kind": "parameter",
                           "unit": ["kg·m²", "N·m/rad"], "estimate": [1.5, 1e4],
                           "std": [0.01, 1e4], "lower": [1.48, 1e3], "upper": [1.52, 5e4]})
-    inclusion = pd.DataFrame({"term": ["qd", "qd^3", "qd^5"], "kind": "viscous",
-                              "selected": [True, True, False], "step1": [1.0, 0.4, 0.7],
-                              "final": [1.0, 0.3, 0.8]})
+    inclusion = pd.DataFrame({
+        "term": ["qd", "sign(qd)", "qd^3", "qd^5", viscous_family(1)],
+        "kind": ["viscous", "coulomb", "viscous", "viscous", "viscous_family"],
+        "selected": [True, False, True, False, True], "step1": [1.0, 0.9, 0.4, 0.7, 1.0],
+        "final": [1.0, 0.6, 0.3, 0.8, 1.0],
+        "family": ["", "", "viscous_family", "viscous_family", ""]})
     empty = np.zeros(0)
     u = ParameterUncertainty("bootstrap", 0.95, table, empty, empty, empty, empty,
                              inclusion=inclusion, resamples=18, failed=2, lugre_share=0.4)
     found = uncertainty_findings(u)
     assert all(isinstance(f, Finding) for f in found)
     codes = [f.code for f in found]
-    assert codes == ["wide_interval", "unstable_term", "unstable_term", "lugre_unstable"]
-    assert "σ0" in found[0].message and "qd^3" in found[1].message
-    assert u.to_dict()["inclusion"] == {"qd": 1.0, "qd^3": 0.3, "qd^5": 0.8}
+    # q̇³ and q̇⁵ share a viscous rise every resample keeps: its power is what is unsettled
+    assert codes == ["wide_interval", "unstable_term", "unstable_power", "lugre_unstable"]
+    assert "σ0" in found[0].message and "sign(qd)" in found[1].message
+    assert "qd^3" in found[2].message and "qd^5: 80%" in found[2].message
+    assert u.to_dict()["inclusion"] == {"qd": 1.0, "sign(qd)": 0.6, "qd^3": 0.3, "qd^5": 0.8,
+                                        viscous_family(1): 1.0}
+    rare = inclusion.assign(final=[1.0, 0.2, 0.3, 0.1, 0.35])  # the rise itself unsettled
+    assert [f.code for f in uncertainty_findings(replace(u, inclusion=rare))] == [
+        "wide_interval", "unstable_term", "lugre_unstable"]
     assert u.to_dict()["resamples"] == 18 and "static_curve" not in u.to_dict()
     path = pd.DataFrame({"threshold": [0.1, 0.2], "selected": [True, False], "qd": [1.0, 1.0],
                          "qd^3": [0.1, 0.0], "qd^5": [0.0, 0.0]})
@@ -297,7 +312,7 @@ def test_an_exponent_the_resamples_share_is_named_once_not_as_a_dropped_term():
         "term": ["qd", *rises, stribeck_family(1)],
         "kind": ["viscous", "stribeck", "stribeck", "stribeck_family"],
         "selected": [True, True, False, True], "step1": [1.0, 0.4, 0.5, 0.9],
-        "final": [1.0, 0.4, 0.5, 0.9]})
+        "final": [1.0, 0.4, 0.5, 0.9], "family": ["", "stribeck_family", "stribeck_family", ""]})
     table = pd.DataFrame({"name": ["inertia"], "kind": "parameter", "unit": ["kg·m²"],
                           "estimate": [1.5], "std": [0.01], "lower": [1.48], "upper": [1.52]})
     empty = np.zeros(0)
@@ -412,7 +427,7 @@ def test_bootstrap_keeps_the_true_terms_of_an_easy_joint(small_joint):
     assert u.resamples + u.failed == 6 and u.resamples >= 5
     freq = u.inclusion.set_index("term").final
     assert freq["qd"] >= 0.9 and freq["sign(qd)"] >= 0.9
-    candidates = u.inclusion[u.inclusion.kind != "stribeck_family"]
+    candidates = u.inclusion[~u.inclusion.kind.str.endswith("_family")]
     assert set(candidates.term) == {t.name for t in est.result_.library.terms()
                                     if t.kind in ("viscous", "coulomb", "stribeck")}
     assert np.isfinite(u.table.lower).all() and (u.table.lower <= u.table.upper).all()

@@ -46,7 +46,7 @@ def test_a_coulomb_error_beyond_half_is_a_catastrophe_a_warning_must_name(zoo):
 def test_inclusion_scoring_counts_true_terms_the_data_reach_and_spurious_ones(zoo):
     """Fixed-seed joint 2: viscous q̇ and q̇³, Coulomb, no Stribeck rise. A true term is scored
     where its torque at the fastest speed exceeds the noise; a rise of any exponent is
-    spurious; single exponents are left to their family row."""
+    spurious; single exponents and viscous powers p ≥ 2 are left to their family rows."""
     import importlib
 
     import pandas as pd
@@ -54,15 +54,21 @@ def test_inclusion_scoring_counts_true_terms_the_data_reach_and_spurious_ones(zo
     coverage = importlib.import_module("interval_coverage")
     spec = zoo.draw_joint(2024, 2)
     data = zoo.simulate_joint(spec)
+    faster = ["faster-than-linear viscous term, any power",
+              "2 faster-than-linear viscous terms, any power"]
     inclusion = pd.DataFrame({
         "term": ["qd", "qd^3", "qd^5", "sign(qd)", "sign(qd)*exp(-|qd/Ws|^1)",
-                 "Stribeck rise, any delta"],
-        "kind": ["viscous", "viscous", "viscous", "coulomb", "stribeck", "stribeck_family"],
-        "final": [1.0, 0.85, 0.3, 1.0, 0.3, 0.3]})
+                 "Stribeck rise, any delta", *faster],
+        "kind": ["viscous", "viscous", "viscous", "coulomb", "stribeck", "stribeck_family",
+                 "viscous_family", "viscous_family"],
+        "final": [1.0, 0.55, 0.45, 1.0, 0.3, 0.3, 0.85, 0.3]})
     rows = pd.DataFrame(coverage.inclusion_rows(spec, data, inclusion)).set_index("term")
-    assert list(rows.index) == ["qd", "qd^3", "qd^5", "sign(qd)", "Stribeck rise, any delta"]
+    # q̇³ and q̇⁵ share the resamples: scored as the family (the truth has one power p ≥ 2)
+    assert list(rows.index) == ["qd", "sign(qd)", "Stribeck rise, any delta", *faster]
     assert rows.true.tolist() == [True, True, False, True, False]
     assert rows.loc["qd", "reached"] and rows.loc["sign(qd)", "reached"]
+    assert rows.loc[faster[0], "reached"]
     text = coverage.inclusion_summary(rows.reset_index())
-    assert "kept by ≥ 90% of the resamples: 2 of 3" in text and "2:qd^3 0.85" in text
-    assert "no spurious term above 20%: 0 of 1" in text and "2:qd^5 0.30" in text
+    assert "kept by ≥ 90% of the resamples: 2 of 3" in text and f"2:{faster[0]} 0.85" in text
+    assert "no spurious term above 20%: 0 of 1" in text and f"2:{faster[1]} 0.30" in text
+    assert "2:Stribeck rise, any delta 0.30" in text
