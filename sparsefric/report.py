@@ -43,6 +43,7 @@ from sparsefric.validation import (
     cve_score,
     free_run_compare,
     metrics_table,
+    settle_distance,
 )
 
 #: Roles of models known beforehand, in the order they are quoted.
@@ -79,12 +80,17 @@ def _metrics(datasets: list[Evaluation]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def _cve(cve: pd.DataFrame | None, datasets: list[Evaluation]) -> pd.DataFrame:
+def _cve(cve: pd.DataFrame | None, datasets: list[Evaluation], model: JointModel
+         ) -> pd.DataFrame:
+    """The given CVE points, else those of every record, measured as the consistency check
+    measures them (:func:`sparsefric.steps.checks.cve_of`): net of the ``model``'s inertia
+    force, and past its bristles' settling distance."""
     if cve is not None:
         return cve
     trajs = [t for d in datasets for t in d.trajectories]
     try:
-        return cve_from_trajectories(trajs)
+        return cve_from_trajectories(trajs, inertia=model.inertia,
+                                     settle=settle_distance(model))
     except (SparsefricError, ValueError):
         return pd.DataFrame(columns=["trajectory", "velocity", "friction", "friction_std"])
 
@@ -525,7 +531,7 @@ class _Context:
         self.held = _held_out(self.datasets)
         self.metrics = _metrics(self.datasets)
         cve, self.cve_file = cves
-        self.cve = _cve(cve, self.datasets)
+        self.cve = _cve(cve, self.datasets, result.model)
         self.runs = _free_runs(result.model, self.held, restart_s)
         known_runs = {role: _free_runs(m, self.held, restart_s) for role, m in known.items()}
         self.summary = _with_cve_file(
@@ -606,7 +612,10 @@ def _sec_friction(c: _Context) -> str:
                                   band=_friction_band(c.result.model), cve_file=c.cve_file).svg()
     if len(c.cve):
         out += ('<p class="note">Constant-velocity experiment points: τ_f = (τ⁺ − τ⁻)/2 at '
-                "matched positions; spread = std over position bins.</p>"
+                "matched positions, of the torque net of the model's inertia force Î q̈ and, "
+                "for a LuGre model, from 3 pre-sliding deflections g(0)/σ0 past the start of "
+                "each move (before, the friction is still rising); spread = std over position "
+                "bins.</p>"
                 + _html_table(c.cve.assign(trajectory=[short(n) for n in c.cve["trajectory"]])))
     if "cve_file" in c.summary:
         out += ('<p class="note">CVE file: the static curve of each model against the given '

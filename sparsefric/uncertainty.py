@@ -99,6 +99,7 @@ __all__ = [
     "hull_shift",
     "inclusion_table",
     "interval_table",
+    "knee_findings",
     "lighter_smoothing",
     "model_terms",
     "model_torque",
@@ -116,11 +117,14 @@ __all__ = [
     "residual_correlation",
     "static_estimates",
     "static_velocity_grid",
+    "steady_speeds",
+    "stribeck_family",
     "structure_shifts",
     "timing_bias",
     "torque_jacobian",
     "uncertainty_findings",
     "validity_range",
+    "viscous_family",
     "warm_settings",
     "with_fast",
     "with_parameters",
@@ -194,6 +198,9 @@ class ParameterUncertainty:
         in natural logarithm), in the order of ``table``'s parameter rows.
     critical : float, optional
         Fast only: the critical value c of the intervals (:func:`critical_value`) [-].
+    findings : list of Finding
+        What the estimate found beyond its table: an ``extrapolated`` break-away that only
+        Ω_s's interval shows (:func:`knee_findings`); :func:`uncertainty_findings` reports them.
     """
 
     method: str
@@ -210,6 +217,7 @@ class ParameterUncertainty:
     lags: tuple[int, ...] = ()
     covariance: np.ndarray | None = field(default=None, repr=False)
     critical: float | None = None
+    findings: list = field(default_factory=list)
 
     def interval(self, name: str) -> tuple[float, float]:
         """(lower, upper) of parameter or derived quantity ``name`` [its unit]."""
@@ -764,7 +772,9 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
                          "unit": units(base.axis)["tau"], "estimate": derived[:k],
                          "std": sd[:k], "lower": lower[:k], "upper": upper[:k],
                          **{col: optima[i, :k] - derived[:k] for i, col in enumerate(GAPS)}})
-    extrapolated = extrapolation_shifts(base, data)
+    speeds = steady_speeds(data, base)
+    omega_low = _lower_end(params, "stribeck_velocity")
+    extrapolated = extrapolation_shifts(base, data, omega_low, speeds)
     table = widen(widen(pd.concat([params, rows], ignore_index=True), shifts or {}),
                   extrapolated, "extrapolation_shift")
     table = widen(table, timing_bias(base, data), "timing_shift")
@@ -772,7 +782,14 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     table = open_unresolved(clip_at_zero(table), base,
                             checks.median_position_noise(data[0]))
     return ParameterUncertainty("fast", level, table, grid, derived[k:], lower[k:], upper[k:],
-                                lags=lags, covariance=cov, critical=c)
+                                lags=lags, covariance=cov, critical=c,
+                                findings=knee_findings(base, speeds, omega_low))
+
+
+def _lower_end(params: pd.DataFrame, name: str) -> float | None:
+    """The lower end of parameter ``name``'s interval (None without a finite positive one)."""
+    lower = params.loc[params["name"] == name, "lower"].to_numpy(float)
+    return float(lower[0]) if len(lower) and np.isfinite(lower[0]) and lower[0] > 0 else None
 
 
 def timing_bias(model: JointModel, data: Sequence[Prepared]) -> dict[str, np.ndarray]:
@@ -866,7 +883,9 @@ def _open_bristles(table: pd.DataFrame, names: set[str],
     return out
 
 
-def extrapolation_shifts(model: JointModel, data: Sequence[Prepared]) -> dict[str, np.ndarray]:
+def extrapolation_shifts(model: JointModel, data: Sequence[Prepared],
+                         omega_low: float | None = None,
+                         speeds: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """[−R, +∞) [N·m] for the break-away and g(0) when the break-away is extrapolated
     (:func:`sparsefric.steps.checks.reach` on the steady speeds of ``data``), R = g(0) − s·g(v)
     the model's rise below the slowest steady speed v (0 without a Stribeck term); (−∞, +R']
@@ -880,17 +899,40 @@ def extrapolation_shifts(model: JointModel, data: Sequence[Prepared]) -> dict[st
     bound: a rise the records do not reach can be any height. Closed at +R, the intervals of
     seed 2024's joints 0–29 held the true break-away on 83 %, and every miss was an
     underestimate (−8 to −47 %) by a model with no Stribeck term or a flat one (``DESIGN.md``
-    §63). Empty when the break-away rests on data.
+    §63). Empty when the break-away rests on data. ``omega_low``: the lower end of Ω_s's
+    interval [rad/s], for :func:`~sparsefric.steps.checks.reach`; ``speeds``: the steady
+    speeds of ``data`` where the caller has them (:func:`steady_speeds`). Where the records
+    have steady moves but none long enough for the bristles to settle
+    (:func:`~sparsefric.steps.checks.unsettled`), the break-away is open above from the
+    estimate.
     """
-    speeds = checks.steady_speeds(checks.cve_of(data))
+    speeds = steady_speeds(data, model) if speeds is None else speeds
     out = {}
-    if len(speeds) and checks.reach(model, speeds):
+    if len(speeds) and checks.reach(model, speeds, omega_low):
         rise = checks.rise_below(model, float(np.min(np.abs(speeds)))) * model.breakaway_torque()
         out["breakaway"] = out["g0"] = np.array([-max(rise, 0.0), np.inf])
+    elif not len(speeds) and len(checks.cve_of(data)):  # no level settles: checks.unsettled
+        out["breakaway"] = out["g0"] = np.array([0.0, np.inf])
     fastest = checks.fastest_speed(data)
     if checks.coulomb_reach(model, fastest):
         out["coulomb"] = np.array([-np.inf, checks.rise_above(model, fastest)])
     return out
+
+
+def steady_speeds(data: Sequence[Prepared], model: JointModel) -> np.ndarray:
+    """The CVE speed levels [rad/s | m/s] of ``data``, measured with ``model``
+    (:func:`~sparsefric.steps.checks.cve_of`)."""
+    return checks.steady_speeds(checks.cve_of(data, model))
+
+
+def knee_findings(model: JointModel, speeds: np.ndarray, omega_low: float | None
+                  ) -> list[Finding]:
+    """The ``extrapolated`` warning that only Ω_s's interval gives
+    (:func:`~sparsefric.steps.checks.reach` with ``omega_low``): the identification, which
+    knew the estimate alone, found the break-away on data."""
+    if not len(speeds) or checks.reach(model, speeds):
+        return []
+    return checks.reach(model, speeds, omega_low)
 
 
 def result_fast(result, data: Sequence[Prepared], level: float,
@@ -1494,7 +1536,8 @@ def with_fast(boot: ParameterUncertainty, fast: ParameterUncertainty) -> Paramet
             table[flag] = table["name"].map(other[flag]).fillna(False).astype(bool)
     return replace(boot, table=table,
                    static_lower=np.fmin(boot.static_lower, fast.static_lower),
-                   static_upper=np.fmax(boot.static_upper, fast.static_upper))
+                   static_upper=np.fmax(boot.static_upper, fast.static_upper),
+                   findings=[*boot.findings, *fast.findings])
 
 
 def _summary(model: JointModel, target: Target, reference: Draw | str,
@@ -1705,6 +1748,8 @@ UNSTABLE = 0.5
 def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
     """Warnings about what the intervals show the data do not determine.
 
+    * the estimate's own ``findings``: an ``extrapolated`` break-away that only Ω_s's interval
+      shows (:func:`knee_findings`);
     * ``wide_interval``: a checked parameter (:data:`CHECKED`) whose interval does not rule out
       an estimate off by more than its precision p (:data:`PRECISION`, else :data:`WIDE`) of
       the true value: lower < θ̂/(1 + p) or upper > θ̂/(1 − p), or an interval not finite —
@@ -1723,8 +1768,9 @@ def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
       resamples' results are;
     * ``bootstrap_failures`` (bootstrap): more than 10 % of the resamples could not be fitted.
     """
-    out = [_wide(row, unc.level) for row in unc.table.itertuples()
-           if row.name in CHECKED and _too_wide(row) and not getattr(row, "unresolved", False)]
+    out = list(unc.findings)
+    out += [_wide(row, unc.level) for row in unc.table.itertuples()
+            if row.name in CHECKED and _too_wide(row) and not getattr(row, "unresolved", False)]
     if unc.inclusion is not None:
         out += [_unstable(row) for row in unc.inclusion.itertuples()
                 if not row.family and row.selected != (row.final >= UNSTABLE)]

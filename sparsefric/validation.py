@@ -254,12 +254,33 @@ def free_run_compare(model: JointModel, t: np.ndarray, q: np.ndarray, tau: np.nd
 MIN_RUN_TRAVEL = 0.01
 
 
+#: Pre-sliding deflections g(0)/σ0 the bristles slide after a move starts before a sample counts
+#: as steady friction. From the other side's deflection the friction nears its steady level as
+#: 1 − 2e^{−s σ0/g}: 90 % at 3, and the pass beyond averages closer. On the zoo joint of
+#: :func:`sparsefric.steps.checks.cve_of` the 0.03 rad/s point is 17.14, 18.82, 19.05 and
+#: 19.11 N·m for 0, 2, 3 and 4 (truth 19.29); at 5 the two directions' settled samples no
+#: longer share positions and it is gone.
+SETTLE_DEFLECTIONS = 3.0
+
+
+def settle_distance(model: JointModel | None) -> float:
+    """Travel [rad | m] after the start of a move within which a LuGre ``model``'s friction is
+    still rising to its steady level: :data:`SETTLE_DEFLECTIONS` · g(0)/σ0 (0 for a static
+    model or none)."""
+    if model is None or model.kind != "lugre" or not model.sigma0 > 0:
+        return 0.0
+    return SETTLE_DEFLECTIONS * max(model.g0, 0.0) / model.sigma0
+
+
 def constant_velocity_mask(qd: np.ndarray, qdd: np.ndarray, *,
                            accel_threshold: float | None = None,
                            speed_threshold: float | None = None,
-                           trim: int = 10) -> np.ndarray:
+                           trim: int = 10, q: np.ndarray | None = None,
+                           settle: float = 0.0) -> np.ndarray:
     """Samples of the constant-velocity parts: |q̈| small, the joint not stopped, away from run
-    edges.
+    edges, and (with ``q`` and ``settle``) at least ``settle`` [rad] from where the move
+    started (:func:`travel_since_start`): at a steady speed the friction is steady only once
+    the bristles have slid a few pre-sliding deflections since the reversal.
 
     The speed floor is the stop speed of :mod:`sparsefric.regimes`, so that every steady level
     of a record that moves at several speeds counts, down to the slowest (a floor at 20 % of
@@ -277,17 +298,32 @@ def constant_velocity_mask(qd: np.ndarray, qdd: np.ndarray, *,
         :func:`~sparsefric.regimes.default_stop_speed`).
     trim : int
         Samples dropped at both ends of every run (filter transients at the corners).
+    q : ndarray, optional
+        Position [rad], for ``settle``.
+    settle : float
+        Travel [rad] since the start of the move below which samples are left out.
     """
     qd = np.asarray(qd, dtype=float)
     qdd = np.asarray(qdd, dtype=float)
     a_thr = 0.05 * np.percentile(np.abs(qdd), 99) if accel_threshold is None else accel_threshold
     v_thr = default_stop_speed(qd) if speed_threshold is None else speed_threshold
     mask = (np.abs(qdd) <= a_thr) & (np.abs(qd) > v_thr)
+    if q is not None and settle > 0:
+        mask &= travel_since_start(np.asarray(q, dtype=float), qd, v_thr) >= settle
     out = np.zeros_like(mask)
     for a, b in _runs(mask):
         if b - a > 2 * trim:
             out[a + trim:b - trim] = True
     return out
+
+
+def travel_since_start(q: np.ndarray, qd: np.ndarray, stop_speed: float) -> np.ndarray:
+    """|q − q₀| [rad] at every sample, q₀ the position where the current move started: the last
+    sample where the joint was stopped (|q̇| ≤ ``stop_speed``) or moved the other way."""
+    direction = np.sign(qd) * (np.abs(qd) > stop_speed)
+    start = np.r_[True, direction[1:] != direction[:-1]]
+    first = np.maximum.accumulate(np.where(start, np.arange(len(q)), 0))
+    return np.abs(q - q[first])
 
 
 def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
@@ -308,10 +344,10 @@ def _velocity_levels(speeds: np.ndarray, rel_tol: float) -> np.ndarray:
     return labels
 
 
-def cve_pairs(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray, *,
+def cve_pairs(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray, *,  # noqa: PLR0913
               accel_threshold: float | None = None, speed_threshold: float | None = None,
               bin_width: float | None = None, level_tol: float = 0.25, min_samples: int = 5,
-              trim: int = 10) -> pd.DataFrame:
+              trim: int = 10, settle: float = 0.0) -> pd.DataFrame:
     """Forward/backward constant-velocity samples paired at matched positions (per position bin).
 
     In each position bin of each velocity level, τ⁺ and τ⁻ are the mean torques of the forward
@@ -322,7 +358,7 @@ def cve_pairs(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray, *
     ----------
     q, qd, qdd, tau : ndarray
         Position [rad], velocity [rad/s], acceleration [rad/s²], torque [N·m] of one record.
-    accel_threshold, speed_threshold, trim
+    accel_threshold, speed_threshold, trim, settle
         See :func:`constant_velocity_mask`.
     bin_width : float, optional
         Position bin [rad] (default: 1/40 of the position span of the constant-velocity samples).
@@ -341,7 +377,7 @@ def cve_pairs(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray, *
     q, qd, qdd, tau = (np.asarray(x, dtype=float) for x in (q, qd, qdd, tau))
     stroke = float(np.subtract(*np.percentile(q, [99, 1]))) if len(q) else 0.0
     mask = constant_velocity_mask(qd, qdd, accel_threshold=accel_threshold,
-                                  speed_threshold=speed_threshold, trim=trim)
+                                  speed_threshold=speed_threshold, trim=trim, q=q, settle=settle)
     runs = [(a, b) for a, b in _runs(mask) if abs(q[b - 1] - q[a]) >= MIN_RUN_TRAVEL * stroke]
     cols = ["level", "position", "v_plus", "v_minus", "tau_plus", "tau_minus", "friction",
             "gravity", "n_plus", "n_minus"]
@@ -403,9 +439,10 @@ def cve_points(pairs: pd.DataFrame, trajectory: str = "") -> pd.DataFrame:
 
 
 def cve_from_trajectories(trajectories: Sequence[Trajectory], *, method: str = "butterworth",
-                          **kwargs) -> pd.DataFrame:
+                          inertia: float = 0.0, **kwargs) -> pd.DataFrame:
     """CVE points of several trajectories (q̇, q̈ by :func:`differentiate` with ``method``).
 
+    ``inertia`` [kg·m² | kg]: the torque is taken net of the inertia force inertia·q̈.
     ``kwargs`` go to :func:`cve_pairs`. Trajectories without forward and backward
     constant-velocity parts give no point.
     """
@@ -413,7 +450,8 @@ def cve_from_trajectories(trajectories: Sequence[Trajectory], *, method: str = "
     for traj in trajectories:
         d = differentiate(traj.t, traj.q, traj.tau, method=method, qd=traj.qd, qdd=traj.qdd,
                           denoise_torque=False)  # the pairs take the measured torque
-        pts = cve_points(cve_pairs(d.q, d.qd, d.qdd, traj.tau, **kwargs), traj.name)
+        pts = cve_points(cve_pairs(d.q, d.qd, d.qdd, traj.tau - inertia * d.qdd, **kwargs),
+                         traj.name)
         if len(pts):
             frames.append(pts)
     if not frames:

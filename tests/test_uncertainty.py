@@ -30,6 +30,7 @@ from sparsefric.uncertainty import (
     hull_shift,
     inclusion_table,
     interval_table,
+    knee_findings,
     model_terms,
     model_torque,
     optimum_step,
@@ -857,3 +858,23 @@ def test_bootstrap_intervals_take_the_hull_with_the_fast_ones():
     np.testing.assert_array_equal(both.static_lower, [0.8, 0.7])
     np.testing.assert_array_equal(both.static_upper, [1.2, 1.4])
     assert boot.table.loc[0, "upper"] == 1.1  # the input is left alone
+
+
+def test_a_knee_only_the_interval_of_omega_s_allows_is_reported_once():
+    """Where the identification found the break-away on data but Ω_s's interval reaches a
+    knee below every steady level, the estimate reports the ``extrapolated`` warning itself,
+    and :func:`uncertainty_findings` passes it on; where the identification already named it,
+    or there are no steady levels, nothing is added."""
+    speeds = np.array([0.03, 0.05, 0.127, 1.75])
+    (found,) = knee_findings(EXAMPLE_TRUTH, speeds, 0.0075)
+    assert found.code == "extrapolated" and "0.0075" in found.message
+    assert knee_findings(EXAMPLE_TRUTH, speeds, 0.02) == []
+    assert knee_findings(EXAMPLE_TRUTH, speeds, None) == []
+    assert knee_findings(EXAMPLE_TRUTH, np.zeros(0), 0.0075) == []
+    flat = EXAMPLE_TRUTH.with_(stribeck=())  # already extrapolated by the estimate alone
+    assert knee_findings(flat, speeds, 0.0075) == []
+    table = pd.DataFrame({"name": ["inertia"], "kind": "parameter", "unit": ["kg·m²"],
+                          "estimate": [1.5], "std": [0.01], "lower": [1.48], "upper": [1.52]})
+    empty = np.zeros(0)
+    u = ParameterUncertainty("fast", 0.95, table, empty, empty, empty, empty, findings=[found])
+    assert uncertainty_findings(u) == [found]

@@ -24,6 +24,7 @@ from sparsefric.validation import (
     relative_error_series,
     restart_indices,
     torque_metrics,
+    travel_since_start,
 )
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "example"
@@ -172,6 +173,21 @@ def test_constant_velocity_mask_trims_edges():
     mask = constant_velocity_mask(qd, qdd, accel_threshold=1e-3, speed_threshold=0.5, trim=10)
     assert mask.sum() == 100 - 2 * 10 - 2  # the gradient also marks the samples at the corners
     assert not mask[:61].any() and not mask[-61:].any()
+
+
+def test_travel_counts_from_each_start_and_reversal():
+    """The travel restarts where the joint was stopped or turned, and the settle distance
+    leaves out the samples of each move that travelled less."""
+    qd = np.r_[np.zeros(5), np.ones(20), -np.ones(20), np.zeros(5), np.ones(10)]
+    q = np.cumsum(qd) * 0.1
+    travel = travel_since_start(q, qd, stop_speed=0.5)
+    assert travel[5] == 0.0 and travel[24] == pytest.approx(1.9)  # 19 steps of 0.1 rad
+    assert travel[25] == 0.0 and travel[44] == pytest.approx(1.9)
+    assert travel[50] == 0.0 and travel[-1] == pytest.approx(0.9)
+    qdd = np.zeros_like(qd)
+    mask = constant_velocity_mask(qd, qdd, accel_threshold=1.0, speed_threshold=0.5, trim=0,
+                                  q=q, settle=1.0)
+    assert np.flatnonzero(mask).tolist() == [*range(15, 25), *range(35, 45)]
 
 
 def test_cve_empty_without_constant_velocity():
