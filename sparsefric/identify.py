@@ -731,10 +731,9 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
         raise SparsefricError(errors(admissibility)[0].message)
     model = result.model
     cve = result.cve = checks.cve_of(prepared, model)
-    levels = cve if len(cve) else checks.cve_of(prepared)
     found = (admissibility + checks.consistency(model, cve)
              + checks.reach(model, checks.steady_speeds(cve))
-             + checks.unsettled(model, cve, levels)
+             + checks.unsettled(model, prepared, cve)
              + checks.coulomb_reach(model, checks.fastest_speed(prepared)))
     if model.kind == "lugre" and fitted is not None:
         found += checks.identifiability(*fitted)

@@ -911,7 +911,7 @@ def extrapolation_shifts(model: JointModel, data: Sequence[Prepared],
     if len(speeds) and checks.reach(model, speeds, omega_low):
         rise = checks.rise_below(model, float(np.min(np.abs(speeds)))) * model.breakaway_torque()
         out["breakaway"] = out["g0"] = np.array([-max(rise, 0.0), np.inf])
-    elif not len(speeds) and len(checks.cve_of(data)):  # no level settles: checks.unsettled
+    elif checks.settles_nowhere(data, speeds):  # checks.unsettled names it
         out["breakaway"] = out["g0"] = np.array([0.0, np.inf])
     fastest = checks.fastest_speed(data)
     if checks.coulomb_reach(model, fastest):

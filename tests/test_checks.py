@@ -230,7 +230,8 @@ def test_a_breakaway_no_settled_level_shows_is_extrapolated():
     settled, levels = checks.cve_of(prepared, soft), checks.cve_of(prepared)
     assert settled.empty and len(levels) == 1
     assert levels.friction.iloc[0] < 0.93 * soft.static_friction(np.array([0.03]))[0]
-    (found,) = checks.unsettled(soft, settled, levels)
+    (found,) = checks.unsettled(soft, prepared, settled)
     assert found.code == "extrapolated" and "settle (0.09 rad" in found.message
-    assert checks.unsettled(soft, levels, levels) == []  # a settled level: reach judges
-    assert checks.unsettled(soft, settled, settled) == []  # no steady move at all
+    assert checks.unsettled(soft, prepared, levels) == []  # a settled level: reach judges
+    assert checks.unsettled(soft, [], settled) == []  # no steady move at all
+    assert checks.settles_nowhere(prepared, settled.velocity.to_numpy())

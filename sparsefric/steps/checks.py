@@ -393,13 +393,12 @@ def faster_move(model: JointModel) -> float:
     return model.stribeck_velocity * math.log(1.0 / DECAYED) ** (1.0 / delta)
 
 
-def unsettled(model: JointModel, settled: pd.DataFrame, levels: pd.DataFrame) -> list[Finding]:
-    """A break-away torque no settled steady level shows (code ``extrapolated``): the records
-    have constant-velocity parts (``levels``, :func:`cve_of` without the model) but in none
-    do the bristles slide the :func:`~sparsefric.validation.settle_distance` that steady
-    friction needs (``settled``, :func:`cve_of` with it). Fixed-seed zoo joint 33 (g(0)/σ0 =
-    15 mrad) read 22.8 and 9.2 N·m at 0.127 and 0.03 rad/s for a truth of 18.7 and 18.1."""
-    if len(settled) or not len(levels):
+def unsettled(model: JointModel, prepared: Sequence[Prepared], settled: pd.DataFrame
+              ) -> list[Finding]:
+    """A break-away torque no settled steady level shows (code ``extrapolated``), where
+    :func:`settles_nowhere`. Fixed-seed zoo joint 33 (g(0)/σ0 = 15 mrad) read 22.8 and
+    9.2 N·m at 0.127 and 0.03 rad/s for a truth of 18.7 and 18.1."""
+    if not settles_nowhere(prepared, settled):
         return []
     u = units(model.axis)
     return [Finding("warning", "extrapolated",
@@ -408,6 +407,14 @@ def unsettled(model: JointModel, settled: pd.DataFrame, levels: pd.DataFrame) ->
                     f"to settle ({settle_distance(model):.3g} {u['q']} of travel after each "
                     "start), so no steady friction level is measured; longer steady moves at low "
                     "speed would show it")]
+
+
+def settles_nowhere(prepared: Sequence[Prepared], settled: pd.DataFrame | np.ndarray) -> bool:
+    """Whether the records of ``prepared`` have constant-velocity parts (:func:`cve_of` without
+    a model) but in none do the bristles slide the
+    :func:`~sparsefric.validation.settle_distance` that steady friction needs: ``settled``,
+    the points (or speeds) with the model, is empty."""
+    return not len(settled) and len(cve_of(prepared)) > 0
 
 
 def slower_move(model: JointModel, slowest: float) -> float:
