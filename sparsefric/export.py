@@ -46,6 +46,7 @@ from pathlib import Path
 
 from sparsefric.atomic import write_text
 from sparsefric.errors import SparsefricError
+from sparsefric.lugre import G_FLOOR
 from sparsefric.model import FORMAT, JointModel, units
 
 #: Languages of :func:`export_model`.
@@ -236,7 +237,10 @@ def _c_exp_tokens(t: dict[str, str]) -> dict[str, str]:
             "EXP_STEPS": str(EXP_STEPS), "EXP_MASK": str(EXP_STEPS - 1),
             "EXP_SHIFT": str(EXP_STEPS.bit_length() - 1),
             "MANT_LESS_ONE": str(int(t["MANT"]) - 1),
-            "EXP_ERROR": f"{exp_truncation_error(degree):.1e}"}
+            "EXP_ERROR": f"{exp_truncation_error(degree):.1e}",
+            # g below this divides the bristle rate as this (lugre.G_FLOOR); in float 1e-150 is
+            # 0, and σ1 σ0 r/g must stay below FLT_MAX for σ0 σ1 r up to 1e18
+            "G_FLOOR": _c_real(G_FLOOR, t) if double else "1e-20f"}
 
 
 def exp_truncation_error(degree: int) -> float:

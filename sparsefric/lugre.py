@@ -93,6 +93,9 @@ class FrictionParams:
         )
 
 
+#: Pre-sliding deflections [-] the joint slides within one interval beyond which the bristle is
+#: at its steady state at the sample's end (a h > 30: e^-30 ≈ 1e-13 of a deflection left).
+SETTLED = 30.0
 #: Smallest g [N·m] the bristle update divides by (a σ0|q̇|/g stays finite below it).
 G_FLOOR = 1e-150
 
@@ -145,17 +148,38 @@ def z_step(z, qd, g, sigma0, k, h):
 
 
 @numba.njit(cache=True)
+def _settle(z, qd, g, sigma0, k, h):
+    """z [rad] at a sample (q̇, g) that ends an interval of h [s]: the steady state q̇/a where
+    the joint slides more than :data:`SETTLED` pre-sliding deflections within the interval
+    (a h > SETTLED, a the sample's own rate), else z unchanged.
+
+    The interval rule holds g at its mean over the interval, so z at its end is the steady
+    state of that mean, and ż = q̇ − a z at the sample, with the sample's own g, is off by
+    (g_mean/g − 1) q̇. Where g changes little within an interval that is nothing; where it
+    collapses — a fitted g without Coulomb level whose Stribeck term dies out past the data:
+    2.4e-10 → 3.0e-16 N·m between two 4 ms samples of a zoo joint's test record — σ1 ż was
+    1.7e7 N·m. A joint that slides 30 deflections g/σ0 within the interval has its bristle
+    settled to within e^-30 of a deflection at the sample, wherever it started (also through
+    a reversal within the interval), so the steady state is the solution there and ż = 0
+    (``DESIGN.md`` §83)."""
+    a = _rate(qd, g, sigma0, k)
+    return qd / a if a * h > SETTLED else z
+
+
+@numba.njit(cache=True)
 def _advance(z, qd0, g0, qd1, g1, sigma0, k, h, substeps):
     """z [rad] at a sample (q̇1, g1) from z at the sample (q̇0, g0) h [s] before it: the
     interval is integrated exactly with its mid-interval velocity and g; with ``substeps`` > 1
     in that many equal parts, each with its own mid-part velocity and g interpolated linearly
-    between the samples."""
+    between the samples. Where the last part settles the bristle, z is its steady state at
+    the sample (:func:`_settle`)."""
     if substeps == 1:
-        return z_step(z, 0.5 * (qd0 + qd1), 0.5 * (g0 + g1), sigma0, k, h)
-    for part in range(substeps):
-        f = (part + 0.5) / substeps
-        z = z_step(z, qd0 + (qd1 - qd0) * f, g0 + (g1 - g0) * f, sigma0, k, h / substeps)
-    return z
+        z = z_step(z, 0.5 * (qd0 + qd1), 0.5 * (g0 + g1), sigma0, k, h)
+    else:
+        for part in range(substeps):
+            f = (part + 0.5) / substeps
+            z = z_step(z, qd0 + (qd1 - qd0) * f, g0 + (g1 - g0) * f, sigma0, k, h / substeps)
+    return _settle(z, qd1, g1, sigma0, k, h / substeps)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -32,7 +32,8 @@ def _truth() -> JointModel:
     return JointModel.load(EXAMPLE / "truth.json")
 
 
-#: The models exported: A and B, a static one, two Stribeck terms without viscous terms.
+#: The models exported: A and B, a static one, two Stribeck terms without viscous terms, and
+#: one with no Coulomb level whose g(q̇) collapses from 11 N·m to 1e-120 within the record.
 MODELS = {
     "model_A": _truth(),
     "model_B": _truth().with_(tanh_k=150.0),
@@ -40,6 +41,8 @@ MODELS = {
     "two_stribeck_no_viscous": _truth().with_(
         stribeck=((0.5, 0.3165), (1.5, 6.748)), viscous=(), coulomb=17.94,
         stribeck_velocity=0.0801),
+    "collapsing_g": _truth().with_(coulomb=0.0, stribeck_velocity=0.02, stribeck=((3.0, 11.0),),
+                                   viscous=((1, 1.0),), sigma0=1e4, sigma1=60.0),
 }
 
 

@@ -130,6 +130,23 @@ def test_a_trial_g_without_coulomb_level_that_underflows_keeps_z_finite():
     assert np.abs(z[-100:]).max() < 1e-12 and np.abs(zd[-100:]).max() < 1e-9
 
 
+def test_a_g_that_collapses_within_a_sample_leaves_the_bristle_settled():
+    """A fitted model with f_c = 0 (A 11.3 N·m, Ω_s 0.24 rad/s, δ 3.25) predicted past its data:
+    between two 4 ms samples near 0.7 rad/s g falls a million-fold, and the interval's z, the
+    steady state of the mean g, divided by the end's g gave σ1 ż = 1.7e7 N·m on a zoo joint's
+    test record. The joint slides thousands of deflections g/σ0 within each interval there, so
+    the bristle is at the end's steady state: ż = 0 and the friction stays within g(0)."""
+    p = FrictionParams(coulomb=0.0, stribeck_velocity=0.238, deltas=np.array([3.25]),
+                       amplitudes=np.array([11.3]), powers=np.zeros(0), coefficients=np.zeros(0),
+                       sigma0=1.02e4, sigma1=59.0)
+    qd = np.linspace(0.0, 0.9, 226)  # 0 → 0.9 rad/s in 0.9 s at 250 Hz
+    tau = lugre_torque(qd, 4e-3, p)
+    assert np.abs(tau).max() <= stribeck_g(np.zeros(1), p)[0] * 1.01
+    _, zd = integrate_z(qd, 4e-3, p)
+    fast = p.sigma0 * qd * 4e-3 > 30 * stribeck_g(qd, p)
+    assert fast[-50:].all() and np.abs(zd[fast]).max() <= 1e-12
+
+
 def test_sigma0_starts_on_threads_give_the_runs_of_one_thread(monkeypatch):
     """The σ0 starts run side by side; each run is the one a single thread computes, bit for
     bit, and the runs come back in the order of the starts."""

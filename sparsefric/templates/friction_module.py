@@ -25,7 +25,8 @@ class LuGreFriction:
 
         g(q̇)  = f_c + Σ A_j exp(−|q̇/Ω_s|^{δ_j})                                  [N·m]
         z_i   = z_ss + (z_{i−1} − z_ss) exp(−a h_i),  a = σ0 r(v)/g_m, z_ss = v/a    [rad]
-                with v, g_m the means of q̇ and g over the interval
+                with v, g_m the means of q̇ and g over the interval; z_i = q̇_i/a_i where
+                the sample's own rate a_i = σ0 r(q̇_i)/g(q̇_i) has a_i h_i > 30
         τ_f,i = σ0 z_i + σ1 (q̇_i − σ0 r(q̇_i) z_i / g(q̇_i)) + Σ c_p q̇_i^p          [N·m]
 
     r(q̇) = |q̇| (model A, s = sign) or |q̇|/tanh(K|q̇|) (model B, s = tanh(K q̇)). A static
@@ -94,6 +95,7 @@ class LuGreFriction:
         if not self.dynamic:
             self._last = (float(qd[-1]), float(g[-1]))
             return s * g + viscous, np.zeros(n)
+        g = np.maximum(g, 1e-150)  # a g that underflows at speed (no Coulomb level) divides so
         if self._last is None:
             z = self._interpolate(qd, g, h[1:], self._z)
         else:
@@ -146,10 +148,17 @@ class LuGreFriction:
             z_ss = np.where(slow, 0.0, v / a)
         decay = np.exp(-ah)
         drift = v * h
+        # where the joint slides over 30 deflections within the interval, the bristle is at
+        # the steady state of the sample ending it
+        a_end = self.sigma0 * self._ratio(qd[1:])[0] / g[1:]
+        settled = (a_end * h > 30.0).tolist()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            end = np.where(a_end > 0, qd[1:] / a_end, 0.0).tolist()
         z = [z0]
         for i, (is_slow, target, e, dz) in enumerate(zip(
                 slow.tolist(), z_ss.tolist(), decay.tolist(), drift.tolist(), strict=True)):
-            z.append(z[i] + dz if is_slow else target + (z[i] - target) * e)
+            z.append(end[i] if settled[i] else z[i] + dz if is_slow else
+                     target + (z[i] - target) * e)
         return np.array(z)
 
     def _admit(self, qd: np.ndarray) -> np.ndarray:
