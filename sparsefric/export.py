@@ -46,7 +46,7 @@ from pathlib import Path
 
 from sparsefric.atomic import write_text
 from sparsefric.errors import SparsefricError
-from sparsefric.lugre import G_FLOOR
+from sparsefric.lugre import G_FLOOR, SETTLED
 from sparsefric.model import FORMAT, JointModel, units
 
 #: Languages of :func:`export_model`.
@@ -240,7 +240,8 @@ def _c_exp_tokens(t: dict[str, str]) -> dict[str, str]:
             "EXP_ERROR": f"{exp_truncation_error(degree):.1e}",
             # g below this divides the bristle rate as this (lugre.G_FLOOR); in float 1e-150 is
             # 0, and σ1 σ0 r/g must stay below FLT_MAX for σ0 σ1 r up to 1e18
-            "G_FLOOR": _c_real(G_FLOOR, t) if double else "1e-20f"}
+            "G_FLOOR": _c_real(G_FLOOR, t) if double else "1e-20f",
+            "SETTLED": _c_real(SETTLED, t)}
 
 
 def exp_truncation_error(degree: int) -> float:

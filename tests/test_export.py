@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sparsefric import lugre
 from sparsefric.errors import SparsefricError
 from sparsefric.export import C_TYPES, exp_truncation_error, export_model
 from sparsefric.model import JointModel
@@ -214,6 +215,7 @@ def test_python_module_matches_the_python_object(name, tmp_path):
                     ours.simulate(qd[:2000], DT)[0])
     assert f.z == pytest.approx(ours.z, rel=1e-9, abs=1e-15)
     _assert_matches(f.static_curve(qd[:500]), model.static_friction(qd[:500]))
+    assert (module.SETTLED, module.G_FLOOR) == (lugre.SETTLED, lugre.G_FLOOR)
 
 
 def test_python_module_honours_the_validity_range(tmp_path):

@@ -12,6 +12,11 @@ import numpy as np
 MODEL: dict = {}  # @MODEL@
 #: Choices of the ``outside`` option.
 OUTSIDE = ("warn", "clamp", "ignore")
+#: Pre-sliding deflections g/σ0 slid within one interval past which the bristle is at the
+#: steady state of the sample ending it (sparsefric.lugre.SETTLED).
+SETTLED = 30.0
+#: Smallest g [N·m] divided by: a g that underflows at speed (sparsefric.lugre.G_FLOOR).
+G_FLOOR = 1e-150
 
 
 class OutsideValidityWarning(UserWarning):
@@ -95,7 +100,7 @@ class LuGreFriction:
         if not self.dynamic:
             self._last = (float(qd[-1]), float(g[-1]))
             return s * g + viscous, np.zeros(n)
-        g = np.maximum(g, 1e-150)  # a g that underflows at speed (no Coulomb level) divides so
+        g = np.maximum(g, G_FLOOR)
         if self._last is None:
             z = self._interpolate(qd, g, h[1:], self._z)
         else:
@@ -148,10 +153,10 @@ class LuGreFriction:
             z_ss = np.where(slow, 0.0, v / a)
         decay = np.exp(-ah)
         drift = v * h
-        # where the joint slides over 30 deflections within the interval, the bristle is at
-        # the steady state of the sample ending it
+        # where the joint slides over SETTLED deflections within the interval, the bristle is
+        # at the steady state of the sample ending it
         a_end = self.sigma0 * self._ratio(qd[1:])[0] / g[1:]
-        settled = (a_end * h > 30.0).tolist()
+        settled = (a_end * h > SETTLED).tolist()
         with np.errstate(divide="ignore", invalid="ignore"):
             end = np.where(a_end > 0, qd[1:] / a_end, 0.0).tolist()
         z = [z0]
