@@ -31,7 +31,7 @@ class LuGreFriction:
         g(q̇)  = f_c + Σ A_j exp(−|q̇/Ω_s|^{δ_j})                                  [N·m]
         z_i   = z_ss + (z_{i−1} − z_ss) exp(−a h_i),  a = σ0 r(v)/g_m, z_ss = v/a    [rad]
                 with v, g_m the means of q̇ and g over the interval; z_i = q̇_i/a_i where
-                the sample's own rate a_i = σ0 r(q̇_i)/g(q̇_i) has a_i h_i > 30
+                the sample's own rate a_i = σ0 r(q̇_i)/g(q̇_i) has a_i h_i > SETTLED
         τ_f,i = σ0 z_i + σ1 (q̇_i − σ0 r(q̇_i) z_i / g(q̇_i)) + Σ c_p q̇_i^p          [N·m]
 
     r(q̇) = |q̇| (model A, s = sign) or |q̇|/tanh(K|q̇|) (model B, s = tanh(K q̇)). A static
