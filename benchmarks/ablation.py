@@ -46,7 +46,7 @@ from run import (
 )
 
 from sparsefric.atomic import write_text
-from sparsefric.identify import SparseFric
+from sparsefric.estimator import SparseFric
 from sparsefric.model import JointModel
 from sparsefric.preprocessing import Prepared, Preprocessor
 from sparsefric.recipes import AUTO, DEFAULT_OMEGA_STARTS

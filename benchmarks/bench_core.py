@@ -43,8 +43,9 @@ from threadpoolctl import threadpool_limits
 import sparsefric.simulate.joint as simmod
 from sparsefric import lugre
 from sparsefric.data import Trajectory, load_trajectories
+from sparsefric.estimator import SparseFric
 from sparsefric.feature_library import static_library
-from sparsefric.identify import DEFAULT_OMEGA_STARTS, SparseFric
+from sparsefric.identify import DEFAULT_OMEGA_STARTS
 from sparsefric.selection import sweep
 from sparsefric.signals import Signals
 from sparsefric.simulate import (

@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 import zoo
 
-from sparsefric.identify import SparseFric
+from sparsefric.estimator import SparseFric
 from sparsefric.model import JointModel
 from sparsefric.uncertainty import estimate_uncertainty
 

@@ -51,7 +51,8 @@ from sparsefric.baselines import (
     two_step_lugre,
 )
 from sparsefric.data import Trajectory, load_trajectories
-from sparsefric.identify import SparseFric, default_sigma0_starts
+from sparsefric.estimator import SparseFric
+from sparsefric.identify import default_sigma0_starts
 from sparsefric.model import JointModel
 from sparsefric.preprocessing import Preprocessor
 from sparsefric.simulate import EXAMPLE_TRUTH, PAPER_SPLIT, Sensors, paper_experiment

@@ -88,7 +88,8 @@ from run import RESULTS, machine, md_table, replace_section, warm_up
 from sparsefric.atomic import write_text
 from sparsefric.baselines import idim_ls, output_error_multistart
 from sparsefric.data import Trajectory
-from sparsefric.identify import SparseFric, default_sigma0_starts
+from sparsefric.estimator import SparseFric
+from sparsefric.identify import default_sigma0_starts
 from sparsefric.model import JointModel
 from sparsefric.preprocessing import Prepared, Preprocessor
 from sparsefric.simulate import (

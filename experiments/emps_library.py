@@ -8,7 +8,7 @@ library and the held-out relative RMS error of each model.
 from pathlib import Path
 
 from sparsefric.data import load_trajectories
-from sparsefric.identify import SparseFric
+from sparsefric.estimator import SparseFric
 
 EMPS = Path(__file__).resolve().parent.parent / "data" / "emps" / "emps_estimation.csv"
 

@@ -10,7 +10,8 @@ The method (``docs/ALGORITHM.md``; Mahmoudkhani et al. 2023), one module per ste
 2–3. :mod:`sparsefric.steps.iterations` and :mod:`sparsefric.steps.refinement` — outer/inner
    iterations that refine σ0, σ1 and g(q̇);
 
-composed by :class:`sparsefric.identify.SparseFric`. The names below are imported on first use,
+composed by :mod:`sparsefric.identify`, with the scikit-learn estimator
+:class:`sparsefric.estimator.SparseFric` on top. The names below are imported on first use,
 so that ``import sparsefric`` (and the command line's start-up) stays light.
 """
 
@@ -21,7 +22,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-_LAZY = {"JointModel": "sparsefric.model", "SparseFric": "sparsefric.identify",
+_LAZY = {"JointModel": "sparsefric.model", "SparseFric": "sparsefric.estimator",
          "SparsefricError": "sparsefric.errors"}
 
 __all__ = ["JointModel", "SparseFric", "SparsefricError", "__version__"]

@@ -46,7 +46,7 @@ from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywid
 from sparsefric.atomic import staged, write_text
 from sparsefric.data import LOAD_DEFAULTS, TIME_UNITS, load_with
 from sparsefric.errors import SparsefricError
-from sparsefric.identify import SparseFric
+from sparsefric.identify import fit_joint, settings
 from sparsefric.model import JointModel
 from sparsefric.options import (
     ANGLE_UNITS,
@@ -94,7 +94,7 @@ def _name(text: str) -> str:
 
 
 #: Option columns of the manifest → parser of a cell (estimator keywords of
-#: :class:`~sparsefric.identify.SparseFric`, then data-loading options).
+#: :class:`~sparsefric.estimator.SparseFric`, then data-loading options).
 OPTIONS: dict[str, Callable[[str], Any]] = {
     "axis": _choice(*AXES),
     "model": _choice(*SIGN_MODELS),
@@ -136,7 +136,7 @@ class JointSpec:
     train, validate, test : tuple of str
         Absolute paths of the trajectory files.
     options : dict
-        Keyword arguments of :class:`~sparsefric.identify.SparseFric`.
+        Keyword arguments of :class:`~sparsefric.estimator.SparseFric`.
     load : dict
         Data-loading options (column names, ``angle_unit``, ``resample``).
     line : int
@@ -325,7 +325,7 @@ def identify_joint(spec: JointSpec, out_dir: str) -> JointResult:
             train = load_with(spec.train, spec.load)
             validate = load_with(spec.validate, spec.load) if spec.validate else None
             test = load_with(spec.test, spec.load) if spec.test else None
-            result = SparseFric(**spec.options).fit(train, validate=validate).result_
+            result, _ = fit_joint(train, validate, settings(spec.options))
             box: dict[str, dict] = {}
 
             def work(stage: Path) -> None:

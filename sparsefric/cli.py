@@ -298,18 +298,17 @@ def _add_strict_option(p: argparse.ArgumentParser) -> None:
                         "the results are written), for pipelines")
 
 
-def _estimator(args: argparse.Namespace, model: str):
-    from sparsefric.identify import SparseFric
-
-    return SparseFric(axis=args.axis, model=model, tanh_k=args.tanh_k, library=args.library,
-                      offset=args.offset, nu=args.nu, aic_parts=args.aic_parts,
-                      omega_starts=args.omega_starts, **recipes.arguments(args),
-                      sigma0_starts=args.sigma0_starts,
-                      static_only=args.static_only, differentiation=args.differentiation,
-                      regularization=args.regularization, cutoff_hz=args.cutoff_hz,
-                      presliding_distance=args.presliding_distance,
-                      torque_timing=args.torque_timing,
-                      uncertainty=args.uncertainty, progress=_interactive(args))
+def _parameters(args: argparse.Namespace, model: str) -> dict:
+    """The estimator's parameters (:data:`sparsefric.identify.DEFAULTS`) the options set."""
+    return dict(axis=args.axis, model=model, tanh_k=args.tanh_k, library=args.library,
+                offset=args.offset, nu=args.nu, aic_parts=args.aic_parts,
+                omega_starts=args.omega_starts, **recipes.arguments(args),
+                sigma0_starts=args.sigma0_starts,
+                static_only=args.static_only, differentiation=args.differentiation,
+                regularization=args.regularization, cutoff_hz=args.cutoff_hz,
+                presliding_distance=args.presliding_distance,
+                torque_timing=args.torque_timing,
+                uncertainty=args.uncertainty, progress=_interactive(args))
 
 
 def _interactive(args: argparse.Namespace) -> bool:
@@ -393,7 +392,9 @@ def _cve_file(args: argparse.Namespace):
 
 def _comparisons(args: argparse.Namespace, train, validate) -> dict:
     """The ``--compare`` baselines fitted on the same records, by method name."""
-    from sparsefric.baselines import fit_baseline
+    if not args.compare:
+        return {}
+    from sparsefric.baselines import fit_baseline  # with scipy.signal, ~0.2 s: only if asked
 
     presliding = _load([args.presliding], args)[0] if args.presliding else None
     return {method: fit_baseline(method, train, args.axis, validate=validate or (),
@@ -404,6 +405,7 @@ def _comparisons(args: argparse.Namespace, train, validate) -> dict:
 
 def _run_identify(args: argparse.Namespace) -> int:
     from sparsefric.atomic import refuse_results, staged
+    from sparsefric.identify import fit_joint, settings
     from sparsefric.outputs import RESULT_NAMES, write_results
     from sparsefric.report import headline_lines, write_model_comparison
 
@@ -416,7 +418,8 @@ def _run_identify(args: argparse.Namespace) -> int:
         return _run_baseline(args, train, validate, test, known)
     cve_file = _cve_file(args)
     models = ("A", "B") if args.model == "both" else (args.model,)
-    fitted = {m: _estimator(args, m).fit(train, validate=validate).result_ for m in models}
+    fitted = {m: fit_joint(train, validate, settings(_parameters(args, m)))[0]
+              for m in models}
     compare = _comparisons(args, train, validate)
     summaries: dict[str, dict] = {}
 

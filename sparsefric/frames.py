@@ -1,6 +1,6 @@
 """In-memory inputs of the estimator: DataFrames and arrays as trajectories.
 
-:class:`~sparsefric.identify.SparseFric` takes what a notebook holds as well as what
+:class:`~sparsefric.estimator.SparseFric` takes what a notebook holds as well as what
 :func:`~sparsefric.data.load_trajectories` returns:
 
 * a :class:`~pandas.DataFrame` with columns ``t`` [s], ``q`` [rad | m] and ``tau`` [N·m | N]

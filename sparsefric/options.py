@@ -1,6 +1,6 @@
 """One vocabulary of options, shared by the estimator, the command line and batch manifests.
 
-Every choice an identification takes is spelled once here; :class:`~sparsefric.identify.SparseFric`
+Every choice an identification takes is spelled once here; :class:`~sparsefric.estimator.SparseFric`
 checks its parameters with :func:`check_choice` and :func:`check_positive`, the CLI offers the
 same tuples as ``choices`` and the batch manifest parses its cells with the same parsers. Library
 code names an option by its Python parameter (``offset``, ``angle_unit``); :func:`mention` writes

@@ -57,7 +57,7 @@ PAPER_SIGMA0_STARTS = (1e3, 5e3, 1e4, 5e4, 1e5)
 #: is on it (its Fig. 4 prints no grid).
 PAPER_LAMBDAS = (1.0, 3.5, 10.0, 35.0, 100.0, 350.0, 1e3, 3.5e3, 1e4, 3.5e4, 1e5)
 
-#: The options each recipe sets, by :class:`~sparsefric.identify.SparseFric` parameter name.
+#: The options each recipe sets, by :class:`~sparsefric.estimator.SparseFric` parameter name.
 RECIPE_OPTIONS: dict[str, dict[str, object]] = {
     "sparsefric": {
         "refine": True, "polish": True, "sliding_window": True, "scale_columns": True,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,16 @@ def zoo():
     return importlib.import_module("zoo")
 
 
+def imported_by(modules: str, watched: tuple[str, ...]) -> list[str]:
+    """Which of the ``watched`` modules a fresh interpreter has loaded after importing
+    ``modules`` (comma-separated): what a start-up costs."""
+    code = (f"import sys, {modules}; "
+            f"print(' '.join(m for m in {watched!r} if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                          text=True)
+    return done.stdout.split()
+
+
 def example_files(role: str) -> list[Path]:
     """The data/example files of one role (train, validate, test)."""
     return sorted(EXAMPLE.glob(f"{role}_*.csv"))
@@ -46,7 +58,7 @@ def example():
 @pytest.fixture(scope="session")
 def fitted(example):
     """The full pipeline (steps 0–3, model A) on data/example, fitted once."""
-    from sparsefric.identify import SparseFric
+    from sparsefric.estimator import SparseFric
 
     return SparseFric().fit(example["train"], validate=example["validate"])
 

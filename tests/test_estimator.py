@@ -15,9 +15,9 @@ from sklearn.utils.estimator_checks import estimator_checks_generator
 
 from sparsefric.data import load_trajectories
 from sparsefric.errors import DataError, OptionError
-from sparsefric.identify import SparseFric
+from sparsefric.estimator import SparseFric
 
-from .conftest import EXAMPLE
+from .conftest import EXAMPLE, imported_by
 
 #: Fast settings: Butterworth derivatives and the static structure of a small library.
 FAST = {"differentiation": "butterworth", "static_only": True, "library": "coulomb-viscous"}
@@ -50,6 +50,20 @@ def test_clone_and_params_round_trip():
     assert copy is not est and copy.get_params()["model"] == "B"
     np.testing.assert_array_equal(copy.thresholds, est.thresholds)
     assert copy.set_params(tol=1e-4).tol == 1e-4 and est.tol == 1e-3
+
+
+def test_the_estimator_parameters_are_the_identifications_and_default_alike():
+    from sparsefric.identify import DEFAULTS, settings
+
+    assert SparseFric().get_params() == DEFAULTS
+    assert settings({}) == SparseFric().settings()
+    with pytest.raises(OptionError, match="^tolerance is not a parameter"):
+        settings({"tolerance": 1e-3})
+
+
+def test_the_command_line_identifies_without_scikit_learn():
+    assert imported_by("sparsefric.cli, sparsefric.identify, sparsefric.outputs",
+                       ("sklearn", "sparsefric.estimator", "scipy.stats")) == []
 
 
 def test_a_dataframe_fits_as_the_files_do(fast_fit):

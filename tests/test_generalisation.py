@@ -20,7 +20,7 @@ SENSORS = Sensors(encoder_resolution=2 * np.pi / 2**20, position_noise=2e-6, tor
 
 
 def _fit(truth, split, **kwargs):
-    from sparsefric.identify import SparseFric
+    from sparsefric.estimator import SparseFric
 
     data = paper_experiment(truth, split, sensors=SENSORS)
     est = SparseFric(**kwargs).fit(data["train"], validate=data.get("validate"))
@@ -84,7 +84,7 @@ def test_one_speed_keeps_the_coulomb_level_and_the_rigid_columns_of_any_library(
     the named library carries stays (before, the rule swapped the library for ``full``)."""
     from dataclasses import replace
 
-    from sparsefric.identify import SparseFric
+    from sparsefric.estimator import SparseFric
 
     s = SparseFric(library=library).settings()
     kinds = [t.kind for t in replace(s, coulomb_only=True).library().terms()]
@@ -110,7 +110,7 @@ def test_mode3_an_inertia_the_data_do_not_pin_down_is_named():
     """Zoo joint 15 (seed 2024): one file of a prismatic joint whose pre-sliding deflection
     (5 µm) is below one encoder count (7 µm). Step 1 finds I +5 %, the LuGre stage +436 %, with
     a narrow interval; the disagreement of the two is a warning naming the inertia."""
-    from sparsefric.identify import SparseFric
+    from sparsefric.estimator import SparseFric
 
     from .conftest import zoo as load_zoo
 
@@ -128,7 +128,7 @@ def test_mode3_the_inertia_is_not_biased_by_the_torque_smoothing():
     −9 % with an interval of ±1 % and no warning. The TV-denoised torque is rounded at the
     steps of the acceleration where the TV q̈ is not. The final coefficients now regress the
     measured torque (+0.5 %); the interval reaches the denoised torque's optimum too."""
-    from sparsefric.identify import SparseFric
+    from sparsefric.estimator import SparseFric
 
     from .conftest import zoo as load_zoo
 
@@ -148,7 +148,7 @@ def test_mode3_the_inertia_of_a_joint_logged_slower_than_its_control():
     steps fall between samples, the positions' q̈ sees them as ramps. Regressing the torque
     sample by sample put the inertia +2.8 % off; the sample-averaged equation +0.6 %, and the
     intervals are taken of the same equation (the measured torque's optimum stays near)."""
-    from sparsefric.identify import SparseFric
+    from sparsefric.estimator import SparseFric
 
     from .conftest import zoo as load_zoo
 
@@ -168,7 +168,7 @@ def test_an_offset_the_refit_cannot_tell_from_zero_is_not_reported():
     puts 0.69 N·m (14 % of the torque RMS) into it, 1.8 standard errors from 0: the warning
     was a false alarm (6 of 40 on that seed). With 20 % of the RMS added the offset stands
     4 standard errors out and is reported."""
-    from sparsefric.identify import SparseFric
+    from sparsefric.estimator import SparseFric
 
     from .conftest import zoo as load_zoo
 
@@ -189,7 +189,7 @@ def test_an_offset_the_refit_cannot_tell_from_zero_is_not_reported():
 
 def _zoo_fit(seed: int, index: int):
     """(spec, fitted SparseFric) of zoo joint ``index`` of ``seed``, defaults."""
-    from sparsefric.identify import SparseFric
+    from sparsefric.estimator import SparseFric
 
     from .conftest import zoo as load_zoo
 

@@ -10,7 +10,8 @@ import pytest
 
 from sparsefric.data import load_trajectories
 from sparsefric.errors import SparsefricError
-from sparsefric.identify import DEFAULT_SIGMA0_STARTS, SparseFric, default_sigma0_starts
+from sparsefric.estimator import SparseFric
+from sparsefric.identify import DEFAULT_SIGMA0_STARTS, default_sigma0_starts
 
 from .conftest import EMPS
 

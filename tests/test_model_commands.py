@@ -16,7 +16,7 @@ from sparsefric.errors import ModelFileError, OptionError, SparsefricError
 from sparsefric.model import JointModel
 from sparsefric.model_commands import EXPORT_LANGS, EXPORT_PREFIX, add_parsers
 
-from .conftest import EXAMPLE
+from .conftest import EXAMPLE, imported_by
 
 TRUTH = EXAMPLE / "truth.json"
 
@@ -130,11 +130,7 @@ def test_validate_model_refuses_what_only_the_reader_sees(tmp_path):
 
 
 def test_commands_import_nothing_heavy_at_start_up():
-    code = ("import sys, sparsefric.model_commands; "
-            "print(any(m in sys.modules for m in ('numpy', 'sparsefric.model')))")
-    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                          text=True)
-    assert done.stdout.strip() == "False"
+    assert imported_by("sparsefric.model_commands", ("numpy", "sparsefric.model")) == []
 
 
 def test_entry_point_prints_one_line_and_exits_2(tmp_path, capsys):

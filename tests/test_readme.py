@@ -78,7 +78,7 @@ def _result_table() -> dict[str, str]:
 
 
 def test_the_table_of_result_files_matches_what_identify_writes(example, tmp_path):
-    from sparsefric.identify import SparseFric
+    from sparsefric.estimator import SparseFric
     from sparsefric.outputs import RESULT_NAMES, write_results
 
     table = _result_table()

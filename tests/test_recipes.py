@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from sparsefric.errors import OptionError
+from sparsefric.estimator import SparseFric
 from sparsefric.feature_library import static_library
-from sparsefric.identify import SparseFric
 from sparsefric.lugre import FrictionParams, stribeck_g
 from sparsefric.optimizers.sr3 import GramCache
 from sparsefric.recipes import DEFAULT_OMEGA_STARTS, PAPER_LAMBDAS, PAPER_SIGMA0_STARTS, resolve
@@ -271,13 +271,14 @@ def test_paper_recipe_runs_on_the_example_as_published(paper_fit, fitted, exampl
 
 # ---------------------------------------------------------------------------- command line
 def _cli_settings(*flags: str):
-    from sparsefric.cli import _estimator, build_parser
+    from sparsefric.cli import _parameters, build_parser
+    from sparsefric.identify import settings
 
     args = build_parser().parse_args(["identify", "train.csv", *flags])
-    return _estimator(args, "A").settings()
+    return settings(_parameters(args, "A"))
 
 
-def test_command_line_recipe_and_switches_reach_the_estimator():
+def test_command_line_recipe_and_switches_reach_the_identification():
     s = _cli_settings("--recipe", "paper", "--refine", "--tv-weight", "30",
                       "--aic-domain", "guarded", "--lambdas", "10,350")
     assert s.recipe == "paper" and s.refine and not s.iterations.polish

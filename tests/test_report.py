@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from sparsefric.data import load_trajectories
-from sparsefric.identify import SparseFric
+from sparsefric.estimator import SparseFric
 from sparsefric.model import JointModel, parameter_table
 from sparsefric.report import headline_lines, summary_dict, write_report
 

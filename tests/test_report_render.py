@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sparsefric.identify import SparseFric
+from sparsefric.estimator import SparseFric
 from sparsefric.model import JointModel
 from sparsefric.report import write_model_comparison, write_report
 from sparsefric.screenshots import WIDTH, find_chromium, probe, run_chromium, section_screenshots

@@ -12,7 +12,7 @@ import pytest
 from sparsefric.baselines import idim_ls
 from sparsefric.data import load_trajectories
 from sparsefric.errors import ModelFileError
-from sparsefric.identify import SparseFric
+from sparsefric.estimator import SparseFric
 from sparsefric.model import INTERVAL_NAMES, INTERVAL_PATTERN, JointModel
 from sparsefric.schema import model_schema, validate_model_dict, validate_model_file
 from sparsefric.validity import ValidityRange

@@ -81,7 +81,7 @@ def test_step_0_never_differentiates_across_a_jump(moves, joined):
 @pytest.mark.slow
 def test_identification_of_a_joined_file_gets_the_inertia(joined):
     """The whole fit: with the jumps differentiated across, I came out −100 % (1.5 → 3e-7)."""
-    from sparsefric.identify import SparseFric
+    from sparsefric.estimator import SparseFric
 
     est = SparseFric(sigma0_starts=(1.5e4,), refine=False).fit([joined])
     assert est.model_.inertia == pytest.approx(EXAMPLE_TRUTH.inertia, rel=0.03)
@@ -134,7 +134,7 @@ def test_parts_cut_from_a_record_prepared_whole_keep_its_derivatives(moves):
 def test_without_validation_data_selection_scores_held_out_blocks(moves):
     """The estimator holds out blocks only when no validation data are given, and not with
     validation_share=0 (AICc then scores the training fit in-sample)."""
-    from sparsefric.identify import SparseFric
+    from sparsefric.estimator import SparseFric
 
     auto = SparseFric(static_only=True).fit(moves[:1])
     assert auto.result_.held_out and auto.result_.sweep.validation_source.startswith(
@@ -260,7 +260,7 @@ def test_a_static_refit_on_the_whole_records_that_predicts_them_worse_is_not_tak
     spike below the slowest of them (Ω_s 0.18 → 0.087 rad/s, g(0) 19 → 123 N·m, relative error
     1.08 over the records); the model it refits is kept."""
     from sparsefric.data import load_trajectories
-    from sparsefric.identify import SparseFric
+    from sparsefric.estimator import SparseFric
 
     from .conftest import example_files
 
@@ -282,7 +282,7 @@ def test_a_one_file_recording_is_checked_whole(one_file):
     model is checked against the constant-velocity friction of the whole file, every speed
     level of it. Checked on the parts, the 0.05 rad/s level was lost (its forward and backward
     runs lie in different parts) and the break-away was called extrapolated below 0.3 rad/s."""
-    from sparsefric.identify import SparseFric
+    from sparsefric.estimator import SparseFric
 
     from .conftest import ONE_FILE_SPEEDS
 
@@ -299,7 +299,7 @@ def test_lugre_or_static_is_judged_on_the_whole_file_not_its_held_out_blocks():
     0.0619 relative RMS): the last block starts at rest, where a block's bristle state is not
     known, and gave 0.15 for both. The static model predicted the test records 6.3× worse than
     the true model; the LuGre model kept from the whole file predicts them as well as it."""
-    from sparsefric.identify import SparseFric
+    from sparsefric.estimator import SparseFric
     from sparsefric.preprocessing import Preprocessor
 
     from .conftest import zoo as load_zoo

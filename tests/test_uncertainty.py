@@ -13,8 +13,8 @@ from sparsefric import uncertainty as uncertainty_module
 from sparsefric.data import Trajectory
 from sparsefric.diagnostics import Finding
 from sparsefric.errors import OptionError
+from sparsefric.estimator import SparseFric
 from sparsefric.feature_library import static_library
-from sparsefric.identify import SparseFric
 from sparsefric.model import JointModel
 from sparsefric.preprocessing import prepare
 from sparsefric.schema import validate_model_dict

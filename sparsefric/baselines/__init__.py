@@ -10,7 +10,7 @@ Each returns a :class:`~sparsefric.model.JointModel`:
   constant-velocity points and a pre-sliding record (:func:`presliding_experiment`).
 
 :func:`fit_baseline` runs them by the names of ``sparsefric identify --method`` (the first of
-:data:`~sparsefric.options.METHODS`, ``sparsefric``, is :class:`~sparsefric.identify.SparseFric`)
+:data:`~sparsefric.options.METHODS`, ``sparsefric``, is :class:`~sparsefric.estimator.SparseFric`)
 with the settings a practitioner would choose without knowing the joint:
 
 * ``idim-ls`` — rigid body + Coulomb + viscous q̇ by linear least squares, with the published

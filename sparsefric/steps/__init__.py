@@ -4,5 +4,5 @@
 * :mod:`.iterations` — steps 2–3, the outer/inner LuGre iterations from several σ0 starts;
 * :mod:`.refinement` — re-selection of the friction terms with the dynamic columns.
 
-:class:`sparsefric.identify.SparseFric` composes them.
+:func:`sparsefric.identify.identify` composes them.
 """
