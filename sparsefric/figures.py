@@ -99,16 +99,16 @@ class Evaluation:
 # ----------------------------------------------------------------------------- step 1
 #: Labels of the sweep's rows off the λ path, by their ``variant``
 #: (:data:`sparsefric.selection.LINEAR_VISCOUS`, :data:`sparsefric.selection.EXPONENT`,
-#: :data:`sparsefric.selection.ADDED`).
+#: :data:`sparsefric.selection.ADDED`, :data:`sparsefric.selection.VISCOUS_ADDED`).
 VARIANT_LABELS = {"linear viscous": "the same support, viscous q̇ only",
                   "exponent": "the selected support, another Stribeck δ",
-                  "stribeck added": "the selected support, a Stribeck term added"}
+                  "stribeck added": "the selected support, a Stribeck term added",
+                  "viscous added": "the selected support, viscous q̇ added"}
 
 
 def selection(table: pd.DataFrame, unit: dict[str, str]) -> Figure:
     """AIC_r and the eliminated terms against the SR3 threshold, the selected one marked; the
-    variants of the path's supports (viscous q̇ only, another Stribeck δ) as separate points at
-    their threshold."""
+    variants off the λ path (:data:`VARIANT_LABELS`) as separate points at their threshold."""
     chosen = table["threshold"].to_numpy(float)[table["selected"].to_numpy(bool)]
     variants = _variants(table)
     extra, table = table[variants], table[~variants]
@@ -119,7 +119,8 @@ def selection(table: pd.DataFrame, unit: dict[str, str]) -> Figure:
                                                                   color=COLORS["dynamic"])
     for (variant, label), color in zip(VARIANT_LABELS.items(), (COLORS["step1"],
                                                                 COLORS["reference"],
-                                                                COLORS["cve"]), strict=True):
+                                                                COLORS["cve"], CYCLE[5]),
+                                       strict=True):
         rows = extra[extra["variant"] == variant]
         if len(rows):
             a.points(rows["threshold"].to_numpy(float), rows["aic_r"].to_numpy(float), label,

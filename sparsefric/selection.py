@@ -106,8 +106,9 @@ class SweepResult:
         [rad/s], ``train_error`` [N·m], ``rss`` [N·m], ``aicc``, ``aic_r``, ``selected``,
         ``variant`` (empty on the λ path, :data:`LINEAR_VISCOUS` for a path support with its
         viscous part cut to q̇, listed at that support's threshold, :data:`EXPONENT` for the
-        best support with a Stribeck exponent exchanged, at its threshold), then one column
-        per candidate term with its coefficient (0 if eliminated).
+        best support with a Stribeck exponent exchanged, :data:`ADDED` with a Stribeck term
+        added, :data:`VISCOUS_ADDED` with the linear viscous term added, at its threshold),
+        then one column per candidate term with its coefficient (0 if eliminated).
     results : list of SR3Result
         The solution for every λ, in table order.
     selected : int
@@ -246,6 +247,7 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
         thr, res = candidates[best][:2]
         new = [(thr, r, EXPONENT) for r in exponent_variants(cache, res, refit, seen)]
         new += [(thr, r, ADDED) for r in stribeck_additions(cache, res, refit, seen)]
+        new += [(thr, r, VISCOUS_ADDED) for r in viscous_addition(cache, res, refit, seen)]
         candidates += new
         rows += [row(*c) for c in new]
         if chosen() == best:
@@ -363,10 +365,45 @@ def stribeck_additions(cache: GramCache, res: SR3Result, solver: SR3Newton,
             continue
         seen.add(support.tobytes())
         added = _refit_anew(cache, support, solver, res.theta)
-        kept = np.abs(added.coef) > 1e-9 * np.abs(added.coef).max()  # round-off is no term
-        if kept[res.support].all() and kept[j]:
+        if _keeps(added, support):
             out.append(added)
     return out
+
+
+#: ``variant`` of a sweep row: the selected support, which has no viscous term, with c₁q̇ added.
+VISCOUS_ADDED = "viscous added"
+
+
+def viscous_addition(cache: GramCache, res: SR3Result, solver: SR3Newton,
+                     seen: set[bytes]) -> list[SR3Result]:
+    """The support of ``res``, if it holds a Stribeck column and no viscous one, with the
+    linear viscous term c₁q̇ added and refitted with Ω_s jointly; left out where the refit
+    zeroes c₁ or one of the support's own terms, or the support is in ``seen`` (then added).
+
+    The λ path can pass from supports whose Stribeck columns a poor Ω_s start zeroed (a
+    polynomial in q̇ bending through the levels) to the Stribeck term without any viscous
+    slope, never visiting both together. A run-time zoo joint (truth f_c 33 N·m, a Stribeck
+    term with Ω_s 0.26 rad/s, 4.1 q̇ + 0.8 q̇³) kept f_c + Stribeck alone: its curve stays at
+    40.7 N·m where the training record slides at 45.7 N·m at 1.8 rad/s, and the inertia came
+    out −7.5 % from the misfit (``DESIGN.md`` §84).
+    """
+    terms = cache.library.terms()
+    viscous = np.array([t.kind == "viscous" for t in terms])
+    if not (res.support & _stribeck_columns(cache)).any() or (res.support & viscous).any():
+        return []
+    support = res.support | _linear_viscous_column(cache)
+    if support.tobytes() in seen:
+        return []
+    seen.add(support.tobytes())
+    coef, theta = solver.refit_support(cache, support, res.theta)
+    added = SR3Result(coef, coef != 0, theta, solver.fit_error(cache, coef, theta), 0, True)
+    return [added] if _keeps(added, support) else []
+
+
+def _keeps(res: SR3Result, support: np.ndarray) -> bool:
+    """Whether the refit ``res`` holds every column of ``support`` (round-off is no term)."""
+    kept = np.abs(res.coef) > 1e-9 * np.abs(res.coef).max()
+    return bool(kept[support].all())
 
 
 def _stribeck_columns(cache: GramCache) -> np.ndarray:

@@ -1010,8 +1010,9 @@ def structure_shifts(sweep: SweepResult, level: float = 0.95) -> dict[str, np.nd
 
     Every distinct model of the sweep that chose the terms — the λ path's supports, their
     linear-viscous variants, the exchanges of Stribeck exponents
-    (:data:`~sparsefric.selection.EXPONENT`) and the Stribeck additions
-    (:data:`~sparsefric.selection.ADDED`) — by ascending Δ = AICc − AICc_selected, is kept
+    (:data:`~sparsefric.selection.EXPONENT`) and the Stribeck and viscous additions
+    (:data:`~sparsefric.selection.ADDED`, :data:`~sparsefric.selection.VISCOUS_ADDED`) — by
+    ascending Δ = AICc − AICc_selected, is kept
     until the Akaike weights w ∝ e^{−Δ/2} sum to ``level`` (Burnham and Anderson's confidence
     set of models; a support the path holds over several λ counts once). The structure is a
     choice the fast intervals otherwise hold fixed, and f_c and the break-away trade off with

@@ -23,6 +23,7 @@ from sparsefric.selection import (
     sweep,
     thin,
     threshold_grid,
+    viscous_addition,
 )
 from sparsefric.signals import Signals
 
@@ -206,6 +207,28 @@ def test_stribeck_additions_add_every_delta_to_a_support_without_one():
     assert best.error < 0.1 * start.error
     assert stribeck_additions(cache, start, solver, seen) == []  # each support once
     assert stribeck_additions(cache, best, solver, set()) == []
+
+
+def test_a_viscous_slope_is_added_to_a_stribeck_support_without_one():
+    """From inertia, Coulomb and the true Stribeck term alone, the linear viscous term is
+    added and refitted with Ω_s: the true slope, and every term of the start kept; a support
+    that holds a viscous term, or no Stribeck term, gets none, and each support comes once."""
+    cache, kinds, support = _stribeck_delta_2_5()
+    terms = cache.library.terms()
+    support[kinds == "viscous"] = False
+    support[[i for i, t in enumerate(terms) if t.kind == "stribeck" and t.param == 2.5]] = True
+    solver = SR3Newton(0.0)
+    start = _refitted(cache, support)
+    seen = {start.support.tobytes()}
+    (added,) = viscous_addition(cache, start, solver, seen)
+    assert added.support[start.support].all() and added.support.sum() == support.sum() + 1
+    assert added.coef[kinds == "viscous"].item() == pytest.approx(1.5, rel=0.05)
+    assert added.omega == pytest.approx(0.05, rel=0.05)
+    assert added.error < 0.1 * start.error
+    assert viscous_addition(cache, start, solver, seen) == []  # each support once
+    assert viscous_addition(cache, added, solver, set()) == []
+    no_stribeck = _refitted(cache, np.isin(kinds, ["inertia", "coulomb"]))
+    assert viscous_addition(cache, no_stribeck, solver, set()) == []
 
 
 def _two_levels_and_ramps(speeds: list[float], n: int, rng: np.random.Generator
