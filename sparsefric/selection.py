@@ -288,9 +288,7 @@ def linear_viscous_variants(cache: GramCache, path: list[tuple[float, SR3Result]
         if not (r.support & high).any() or support.tobytes() in seen:
             continue
         seen.add(support.tobytes())
-        coef, theta = solver.refit_support(cache, support, r.theta)
-        error = solver.fit_error(cache, coef, theta)
-        out.append((thr, SR3Result(coef, coef != 0, theta, error, 0, True)))
+        out.append((thr, _refit(cache, support, solver, r.theta)))
     return out
 
 
@@ -395,8 +393,7 @@ def viscous_addition(cache: GramCache, res: SR3Result, solver: SR3Newton,
     if support.tobytes() in seen:
         return []
     seen.add(support.tobytes())
-    coef, theta = solver.refit_support(cache, support, res.theta)
-    added = SR3Result(coef, coef != 0, theta, solver.fit_error(cache, coef, theta), 0, True)
+    added = _refit(cache, support, solver, res.theta)
     return [added] if _keeps(added, support) else []
 
 
@@ -415,11 +412,17 @@ def _linear_viscous_column(cache: GramCache) -> np.ndarray:
                     dtype=bool)
 
 
+def _refit(cache: GramCache, support: np.ndarray, solver: SR3Newton,
+           theta: float) -> SR3Result:
+    """``support`` refitted by least squares, θ = ln Ω_s jointly optimal near ``theta``."""
+    coef, theta = solver.refit_support(cache, support, theta)
+    return SR3Result(coef, coef != 0, theta, solver.fit_error(cache, coef, theta), 0, True)
+
+
 def _refit_anew(cache: GramCache, support: np.ndarray, solver: SR3Newton,
                 theta: float) -> SR3Result:
     """``support`` refitted with θ = ln Ω_s searched over its whole range from ``theta``."""
-    coef, theta = solver.refit_support(cache, support, solver.scan_theta(cache, support, theta))
-    return SR3Result(coef, coef != 0, theta, solver.fit_error(cache, coef, theta), 0, True)
+    return _refit(cache, support, solver, solver.scan_theta(cache, support, theta))
 
 
 def collinear_pairs(cache: GramCache, theta: float, mask: np.ndarray,
