@@ -28,11 +28,12 @@ def zoo():
     return importlib.import_module("zoo")
 
 
-def imported_by(modules: str, watched: tuple[str, ...]) -> list[str]:
+def imported_by(modules: str, watched: tuple[str, ...], then: str = "") -> list[str]:
     """Which of the ``watched`` modules a fresh interpreter has loaded after importing
-    ``modules`` (comma-separated): what a start-up costs."""
-    code = (f"import sys, {modules}; "
-            f"print(' '.join(m for m in {watched!r} if m in sys.modules))")
+    ``modules`` (comma-separated) and running the statement ``then``: what a start-up or a
+    command costs."""
+    code = "; ".join([f"import sys, {modules}", *([then] if then else []),
+                      f"print(' '.join(m for m in {watched!r} if m in sys.modules))"])
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                           text=True)
     return done.stdout.split()

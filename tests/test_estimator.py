@@ -61,9 +61,15 @@ def test_the_estimator_parameters_are_the_identifications_and_default_alike():
         settings({"tolerance": 1e-3})
 
 
-def test_the_command_line_identifies_without_scikit_learn():
-    assert imported_by("sparsefric.cli, sparsefric.identify, sparsefric.outputs",
-                       ("sklearn", "sparsefric.estimator", "scipy.stats")) == []
+def test_the_command_line_identifies_and_reports_without_scikit_learn(tmp_path):
+    """The estimator's scikit-learn, and scipy.stats and scipy.signal (which it and a second
+    differentiation for the report's CVE points loaded), cost ~1 s of every identify."""
+    files = [str(p) for p in sorted(EXAMPLE.glob("train_*.csv"))]
+    run = (f"sparsefric.cli.main(['identify', *{files!r}, '--static-only', '--uncertainty', "
+           f"'none', '--out', {str(tmp_path / 'out')!r}, '--quiet'])")
+    watched = ("sklearn", "sparsefric.estimator", "scipy.stats", "scipy.signal")
+    assert imported_by("sparsefric.cli", watched, run) == []
+    assert (tmp_path / "out" / "report.html").is_file()
 
 
 def test_a_dataframe_fits_as_the_files_do(fast_fit):
