@@ -498,8 +498,10 @@ def motion_phases(qd: np.ndarray, qdd: np.ndarray, accel_threshold: float | None
     qdd : ndarray
         Acceleration [rad/s² or m/s²], same length.
     accel_threshold : float, optional
-        [rad/s² or m/s²]; default 5 % of the 99th percentile of |q̈|, the rule of
-        :func:`sparsefric.validation.constant_velocity_mask`.
+        [rad/s² or m/s²]; default 5 % of the 99th percentile of |q̈|. (The CVE's threshold,
+        :func:`sparsefric.validation.default_accel_threshold`, may rise to a quarter of the
+        acceleration scale where q̈ is noisy; the branches keep every sample that visibly
+        accelerates.)
     """
     qd, qdd = np.asarray(qd, dtype=float), np.asarray(qdd, dtype=float)
     if accel_threshold is None:

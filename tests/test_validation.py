@@ -17,6 +17,7 @@ from sparsefric.validation import (
     cve_from_trajectories,
     cve_pairs,
     cve_points,
+    default_accel_threshold,
     free_run_compare,
     friction_from_torque,
     hysteresis,
@@ -165,6 +166,44 @@ def test_cve_leaves_out_the_creep_of_a_joint_held_near_rest(monkeypatch):
     monkeypatch.setattr("sparsefric.validation.MIN_RUN_TRAVEL", 0.0)
     everything = cve_points(cve_pairs(q, qd, qdd, tau))
     assert everything["velocity"].min() == pytest.approx(0.002)  # the creep, if let in
+
+
+def _slow_moves(h: float, v: float, noise: float, seed: int = 0):
+    """Passes at ±v [rad/s] of 2 s started and stopped within 4 samples, dwells of 0.1 s, and
+    white noise of ``noise`` [rad/s²] on q̈ (a differentiated position's)."""
+    ramp = np.linspace(0.0, 1.0, 5)[1:]
+    one = np.r_[np.zeros(int(0.1 / h)), ramp, np.ones(int(2.0 / h)), ramp[::-1]]
+    qd = np.concatenate([sign * v * one for sign in (1, -1, 1, -1)])
+    q = np.cumsum(qd) * h
+    qdd = np.gradient(qd, h) + noise * np.random.default_rng(seed).normal(size=qd.size)
+    return q, qd, qdd
+
+
+def test_slow_moves_started_briskly_give_their_steady_level():
+    """A record at 0.065 rad/s whose moves accelerate within 4 samples at 2 kHz: under 1 % of
+    the samples accelerate, so the 99th percentile of |q̈| is the noise's, and 5 % of it left
+    no run steady (no CVE point); the noise floor of the threshold finds the level."""
+    h, v = 5e-4, 0.065
+    q, qd, qdd = _slow_moves(h, v, noise=0.15)
+    tau = 10 * np.cos(q) + np.sign(qd) * (2.0 + 3.0 * np.abs(qd))
+    old = 0.05 * np.percentile(np.abs(qdd), 99)
+    assert cve_points(cve_pairs(q, qd, qdd, tau, accel_threshold=old)).empty
+    threshold = default_accel_threshold(qd, qdd)
+    assert 3 * 0.15 <= threshold <= 0.25 * v / (4 * h)  # above the noise, below the starts
+    pts = cve_points(cve_pairs(q, qd, qdd, tau))
+    np.testing.assert_allclose(pts["velocity"], [v], rtol=1e-6)
+    np.testing.assert_allclose(pts["friction"], [2.0 + 3.0 * v], rtol=1e-6)
+
+
+def test_the_noise_floor_of_the_threshold_stays_below_a_sinusoids_acceleration():
+    """Where the joint never slides steadily the noise estimate is the motion's own q̈: the
+    floor is capped at a quarter of its scale, where the speed is within 3 % of its peak."""
+    t = np.arange(20000) * 1e-3
+    qd = np.cos(2 * np.pi * 0.5 * t)
+    qdd = -np.pi * np.sin(2 * np.pi * 0.5 * t)
+    assert default_accel_threshold(qd, qdd) == pytest.approx(0.25 * np.pi, rel=1e-3)
+    clean = _slow_moves(1e-3, 0.5, noise=0.0)
+    assert default_accel_threshold(clean[1], clean[2]) == 0.0  # no noise: nothing to admit
 
 
 def test_constant_velocity_mask_trims_edges():
