@@ -19,6 +19,7 @@ from sparsefric.selection import (
     aicc,
     default_parts,
     exponent_variants,
+    linear_exponent_variants,
     stribeck_additions,
     sweep,
     thin,
@@ -136,10 +137,10 @@ def test_a_linear_viscous_variant_wins_where_the_path_bends_the_curve_to_the_tra
     assert best["omega_s"] == pytest.approx(0.113, rel=0.1)
 
 
-def _stribeck_delta_2_5() -> tuple[GramCache, np.ndarray, np.ndarray]:
+def _stribeck_delta_2_5(n_viscous: int = 1) -> tuple[GramCache, np.ndarray, np.ndarray]:
     """A prismatic joint with friction 3 + 2 e^{−|q̇/0.05|^2.5} + 1.5 q̇ N, levels and ramps
-    over 0.005–0.4 m/s: the cache of the one-viscous-power library, its terms' kinds, and the
-    support of inertia, viscous and Coulomb terms."""
+    over 0.005–0.4 m/s: the cache of the library with ``n_viscous`` viscous powers, its terms'
+    kinds, and the support of inertia, viscous and Coulomb terms."""
     rng = np.random.default_rng(5)
     n = 6000
     speed = np.where(rng.random(n) < 0.5, rng.uniform(0.005, 0.4, n),
@@ -148,7 +149,7 @@ def _stribeck_delta_2_5() -> tuple[GramCache, np.ndarray, np.ndarray]:
     x = Signals(rng.uniform(-1, 1, n), qd, rng.normal(size=n))
     tau = (0.5 * x.qdd + np.sign(qd) * (3.0 + 2.0 * np.exp(-(speed / 0.05) ** 2.5))
            + 1.5 * qd + 0.01 * rng.normal(size=n))
-    library = static_library("prismatic", n_viscous=1)
+    library = static_library("prismatic", n_viscous=n_viscous)
     kinds = np.array([t.kind for t in library.terms()])
     return GramCache(library, x, tau), kinds, np.isin(kinds, ["inertia", "viscous", "coulomb"])
 
@@ -183,6 +184,33 @@ def test_exponent_variants_refit_every_delta_of_the_same_model_size():
     assert best.omega == pytest.approx(0.05, rel=0.05)
     assert best.error < 0.5 * start.error
     assert exponent_variants(cache, start, solver, seen) == []  # each support once
+
+
+def test_a_bent_viscous_part_is_cut_to_its_slope_with_every_other_delta():
+    """From δ = 0.5 with q̇, q̇³ and q̇⁵, which bend the flat rise towards the true knee
+    (δ = 2.5), the viscous part is cut to q̇ and δ exchanged, each support once, refitted with
+    its own Ω_s: the true δ fits best, with the true Ω_s and slope, better than the bent
+    curve; a support with q̇ alone gets none (the plain exchanges cover it)."""
+    cache, kinds, support = _stribeck_delta_2_5(n_viscous=5)
+    terms = cache.library.terms()
+    powers = np.array([int(t.param) if t.kind == "viscous" else 0 for t in terms])
+    support[np.isin(powers, (2, 4))] = False
+    support[[i for i, t in enumerate(terms) if t.kind == "stribeck" and t.param == 0.5]] = True
+    solver = SR3Newton(0.0)
+    start = _refitted(cache, support)
+    assert start.support[np.isin(powers, (3, 5))].any()
+    seen = {start.support.tobytes()}
+    variants = linear_exponent_variants(cache, start, solver, seen)
+    assert len(variants) == int((kinds == "stribeck").sum()) - 1
+    assert all(np.flatnonzero(v.support & (kinds == "viscous")).tolist()
+               == np.flatnonzero(powers == 1).tolist() for v in variants)
+    best = min(variants, key=lambda v: v.error)
+    assert _stribeck_deltas(cache, best) == [2.5]
+    assert best.omega == pytest.approx(0.05, rel=0.05)
+    assert best.coef[powers == 1].item() == pytest.approx(1.5, rel=0.05)
+    assert best.error < 0.5 * start.error
+    assert linear_exponent_variants(cache, start, solver, seen) == []  # each support once
+    assert linear_exponent_variants(cache, best, solver, set()) == []
 
 
 def test_stribeck_additions_add_every_delta_to_a_support_without_one():

@@ -109,17 +109,18 @@ def test_term_survival_marks_each_term_where_it_is_active():
 
 
 def test_selection_figure_labels_each_kind_of_variant_apart_from_the_path():
-    table = pd.DataFrame({"threshold": [0.1, 1.0, 1.0, 1.0, 1.0, 2.0],
-                          "aic_r": [3.0, 1.0, 2.0, 0.0, 4.0, 5.0],
-                          "n_eliminated": [2, 3, 3, 3, 2, 2],
-                          "selected": [False, False, False, True, False, False],
+    table = pd.DataFrame({"threshold": [0.1, 1.0, 1.0, 1.0, 1.0, 2.0, 1.0],
+                          "aic_r": [3.0, 1.0, 2.0, 0.0, 4.0, 5.0, 6.0],
+                          "n_eliminated": [2, 3, 3, 3, 2, 2, 4],
+                          "selected": [False, False, False, True, False, False, False],
                           "variant": ["", "", "linear viscous", "exponent", "viscous added",
-                                      "stribeck added"]})
+                                      "stribeck added", "linear viscous, exponent"]})
     a = selection(table, units("revolute")).panels[0]
     labelled = {s.label: s.x.tolist() for s in a.series if s.kind == "points" and s.label}
     assert labelled == {"the same support, viscous q̇ only": [1.0],
                         "the selected support, another Stribeck δ": [1.0],
                         "the selected support, a Stribeck term added": [2.0],
-                        "the selected support, viscous q̇ added": [1.0]}
+                        "the selected support, viscous q̇ added": [1.0],
+                        "the selected support, viscous q̇ only and another Stribeck δ": [1.0]}
     path = [s for s in a.series if s.kind == "line"][0]
     assert path.x.tolist() == [0.1, 1.0]
