@@ -21,7 +21,12 @@ from sparsefric.data import Trajectory
 from sparsefric.model import JointModel, StaticBand
 from sparsefric.preprocessing import Prepared
 from sparsefric.svgplot import COLORS, CYCLE, Figure, Panel
-from sparsefric.validation import FreeRunResult, friction_from_torque, relative_error_series
+from sparsefric.validation import (
+    FreeRunResult,
+    friction_from_torque,
+    motion_accel_threshold,
+    relative_error_series,
+)
 
 #: Records longer than this [s] get zoomed views of representative moves.
 ZOOM_ABOVE_S = 8.0
@@ -501,14 +506,14 @@ def motion_phases(qd: np.ndarray, qdd: np.ndarray, accel_threshold: float | None
     qdd : ndarray
         Acceleration [rad/s² or m/s²], same length.
     accel_threshold : float, optional
-        [rad/s² or m/s²]; default 5 % of the 99th percentile of |q̈|. (The CVE's threshold,
-        :func:`sparsefric.validation.default_accel_threshold`, may rise to a quarter of the
-        acceleration scale where q̈ is noisy; the branches keep every sample that visibly
-        accelerates.)
+        [rad/s² or m/s²]; default :func:`sparsefric.validation.motion_accel_threshold`. (The
+        CVE's threshold, :func:`sparsefric.validation.default_accel_threshold`, may rise to a
+        quarter of the acceleration scale where q̈ is noisy; the branches keep every sample
+        that visibly accelerates.)
     """
     qd, qdd = np.asarray(qd, dtype=float), np.asarray(qdd, dtype=float)
     if accel_threshold is None:
-        accel_threshold = 0.05 * float(np.percentile(np.abs(qdd), 99))
+        accel_threshold = motion_accel_threshold(qdd)
     moving = np.abs(qdd) > accel_threshold
     rate = qd * qdd
     return moving & (rate > 0), moving & (rate < 0)

@@ -281,8 +281,15 @@ ACCEL_NOISE_FACTOR = 3.0
 ACCEL_NOISE_CAP = 0.25
 
 
+def motion_accel_threshold(qdd: np.ndarray) -> float:
+    """5 % of the 99th percentile of |q̈| [rad/s²]: below it a sample does not visibly
+    accelerate where at least 1 % of the samples do (0 for no samples)."""
+    a = np.abs(np.asarray(qdd, dtype=float))
+    return 0.05 * float(np.percentile(a, 99)) if a.size else 0.0
+
+
 def default_accel_threshold(qd: np.ndarray, qdd: np.ndarray) -> float:
-    """Largest |q̈| [rad/s²] of a constant-velocity sample: 5 % of the 99th percentile of |q̈|,
+    """Largest |q̈| [rad/s²] of a constant-velocity sample: :func:`motion_accel_threshold`,
     raised to :data:`ACCEL_NOISE_FACTOR` σ̂ (σ̂ = 1.4826·MAD of q̈ over the moving samples, the
     differentiation noise where the joint mostly slides steadily) but at most to
     :data:`ACCEL_NOISE_CAP` of the 99.9th percentile of |q̈| while moving.
@@ -295,14 +302,13 @@ def default_accel_threshold(qd: np.ndarray, qdd: np.ndarray) -> float:
     and the pooling of slower validation records never saw its low-speed level (``DESIGN.md``
     §85).
     """
-    a = np.abs(qdd)
-    threshold = 0.05 * float(np.percentile(a, 99)) if a.size else 0.0
+    threshold = motion_accel_threshold(qdd)
     moving = np.abs(qd) > default_stop_speed(qd)
     if moving.sum() < 10:
         return threshold
     centred = qdd[moving] - np.median(qdd[moving])
     sigma = 1.4826 * float(np.median(np.abs(centred)))
-    cap = ACCEL_NOISE_CAP * float(np.percentile(a[moving], 99.9))
+    cap = ACCEL_NOISE_CAP * float(np.percentile(np.abs(qdd[moving]), 99.9))
     return max(threshold, min(ACCEL_NOISE_FACTOR * sigma, cap))
 
 
