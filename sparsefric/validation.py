@@ -288,11 +288,13 @@ def motion_accel_threshold(qdd: np.ndarray) -> float:
     return 0.05 * float(np.percentile(a, 99)) if a.size else 0.0
 
 
-def default_accel_threshold(qd: np.ndarray, qdd: np.ndarray) -> float:
+def default_accel_threshold(qd: np.ndarray, qdd: np.ndarray,
+                            stop_speed: float | None = None) -> float:
     """Largest |q̈| [rad/s²] of a constant-velocity sample: :func:`motion_accel_threshold`,
     raised to :data:`ACCEL_NOISE_FACTOR` σ̂ (σ̂ = 1.4826·MAD of q̈ over the moving samples, the
     differentiation noise where the joint mostly slides steadily) but at most to
-    :data:`ACCEL_NOISE_CAP` of the 99.9th percentile of |q̈| while moving.
+    :data:`ACCEL_NOISE_CAP` of the 99.9th percentile of |q̈| while moving (|q̇| above
+    ``stop_speed`` [rad/s], default :func:`~sparsefric.regimes.default_stop_speed`).
 
     The percentile alone presumes that 1 % of the samples accelerate. Slow moves started and
     stopped briskly accelerate for a few samples each: a fixed-seed zoo validation record at
@@ -303,7 +305,7 @@ def default_accel_threshold(qd: np.ndarray, qdd: np.ndarray) -> float:
     §85).
     """
     threshold = motion_accel_threshold(qdd)
-    moving = np.abs(qd) > default_stop_speed(qd)
+    moving = np.abs(qd) > (default_stop_speed(qd) if stop_speed is None else stop_speed)
     if moving.sum() < 10:
         return threshold
     centred = qdd[moving] - np.median(qdd[moving])
@@ -332,7 +334,8 @@ def constant_velocity_mask(qd: np.ndarray, qdd: np.ndarray, *,
     qd, qdd : ndarray
         Velocity [rad/s] and acceleration [rad/s²].
     accel_threshold : float, optional
-        Largest |q̈| [rad/s²] (default: :func:`default_accel_threshold`).
+        Largest |q̈| [rad/s²] (default: :func:`default_accel_threshold` over the samples
+        faster than the speed threshold).
     speed_threshold : float, optional
         Smallest |q̇| [rad/s] (default: the stop speed, 10⁻³ of the 99th percentile of |q̇|,
         :func:`~sparsefric.regimes.default_stop_speed`).
@@ -345,8 +348,9 @@ def constant_velocity_mask(qd: np.ndarray, qdd: np.ndarray, *,
     """
     qd = np.asarray(qd, dtype=float)
     qdd = np.asarray(qdd, dtype=float)
-    a_thr = default_accel_threshold(qd, qdd) if accel_threshold is None else accel_threshold
     v_thr = default_stop_speed(qd) if speed_threshold is None else speed_threshold
+    a_thr = default_accel_threshold(qd, qdd, v_thr) if accel_threshold is None \
+        else accel_threshold
     mask = (np.abs(qdd) <= a_thr) & (np.abs(qd) > v_thr)
     if q is not None and settle > 0:
         mask &= travel_since_start(np.asarray(q, dtype=float), qd, v_thr) >= settle
