@@ -39,6 +39,7 @@ __all__ = [
     "g_at",
     "integrate_z",
     "lugre_torque",
+    "direction_mean_curve",
     "static_curve",
     "stribeck_g",
     "presliding_stiffness",
@@ -245,6 +246,20 @@ def static_curve(qd: np.ndarray, params: FrictionParams) -> np.ndarray:
     """Steady-state friction τ_ss(q̇) = s(q̇) g(q̇) + τ_v(q̇) [N·m]."""
     qd = np.asarray(qd, dtype=float)
     return sign_function(qd, params.tanh_k) * stribeck_g(qd, params) + viscous_torque(qd, params)
+
+
+def direction_mean_curve(speed: np.ndarray, params: FrictionParams) -> np.ndarray:
+    """½[τ_ss(v) − τ_ss(−v)] at speeds v = |``speed``| [N·m]: the friction a constant-velocity
+    experiment measures.
+
+    A CVE point is half the difference of the forward and backward torques at the same
+    positions and speed, which cancels gravity and offset and with them the even viscous powers
+    c₂q̇², c₄q̇⁴ of the library (ALGORITHM.md §2): they push the same way in both directions.
+    Compared with τ_ss(v) itself, a joint with c₂ = 0.18 N·m·(s/rad)² missed its own 1.6 rad/s
+    point by 6 % (``DESIGN.md`` §87).
+    """
+    v = np.abs(np.asarray(speed, dtype=float))
+    return 0.5 * (static_curve(v, params) - static_curve(-v, params))
 
 
 def steady_state_z(qd: float, params: FrictionParams) -> float:

@@ -137,6 +137,27 @@ def test_cve_points_the_curve_misses_are_named():
     assert codes(found) == ["cve_miss"] and "0.03" in found[0].message
 
 
+def test_a_direction_dependent_viscous_power_is_not_a_miss_of_the_cve_points():
+    """With c₂ q̇² the friction is 2c₂v² larger one way than the other; a CVE point, half the
+    difference of the two directions, measures neither: the truth, simulated at 1.6 rad/s, is
+    consistent with its own point only as the mean of both directions."""
+    from sparsefric.lugre import direction_mean_curve
+    from sparsefric.preprocessing import prepare
+    from sparsefric.simulate import Sensors, simulate_moves
+
+    truth = TRUTH.with_(viscous=((1, 9.0), (2, 2.5)))
+    moves = simulate_moves(truth, -0.6, 0.8, 1.6, 2.0, cycles=3, sensors=Sensors(seed=5))
+    cve = checks.cve_of([prepare([moves])], truth)
+    v = cve.velocity.to_numpy()
+    assert len(cve) == 1 and v[0] == pytest.approx(1.6, rel=0.03)
+    mean = direction_mean_curve(v, truth.friction)
+    assert cve.friction.iloc[0] == pytest.approx(mean[0], rel=0.01)
+    forward = truth.static_friction(v)[0]
+    assert forward > 1.1 * mean[0]  # the curve one way misses the point by 2.5 · 1.6² N·m
+    assert not checks.cve_misses(truth, cve).any()
+    assert direction_mean_curve(-v, truth.friction) == pytest.approx(mean)
+
+
 def test_damping_of_a_resonance_the_sampling_does_not_resolve_is_named():
     """data/example's truth resonates at √(15000/1.5)/2π = 15.9 Hz: 63 samples per period at
     1 kHz; at 125 Hz logging, 7.9, and σ1 (its damping) is named; a static model has none."""

@@ -26,7 +26,13 @@ import numpy as np
 import pandas as pd
 
 from sparsefric.diagnostics import Finding
-from sparsefric.lugre import FrictionParams, sign_function, static_curve, stribeck_g
+from sparsefric.lugre import (
+    FrictionParams,
+    direction_mean_curve,
+    sign_function,
+    static_curve,
+    stribeck_g,
+)
 from sparsefric.model import JointModel, units
 from sparsefric.preprocessing import Prepared
 from sparsefric.steps.iterations import (
@@ -251,7 +257,9 @@ def inertia_agreement(static: JointModel, lugre: JointModel) -> list[Finding]:
 
 def cve_misses(model: JointModel, cve: pd.DataFrame) -> np.ndarray:
     """Which CVE points the static curve misses: by more than :data:`CVE_TOLERANCE` of the
-    measured friction and by more than three standard errors of its mean.
+    measured friction and by more than three standard errors of its mean. The curve is taken
+    as a CVE point measures it, the mean of both directions
+    (:func:`~sparsefric.lugre.direction_mean_curve`).
 
     ``cve``: rows of :func:`sparsefric.validation.cve_points` (trajectory, velocity [rad/s],
     friction [N·m], friction_std, n_bins). Returns a bool array, one entry per row.
@@ -261,11 +269,12 @@ def cve_misses(model: JointModel, cve: pd.DataFrame) -> np.ndarray:
 
 def _cve_offsets(model: JointModel, cve: pd.DataFrame
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(the static curve, the measured friction [N·m], :func:`cve_misses`) at the rows."""
+    """(the static curve as a CVE point measures it, the measured friction [N·m],
+    :func:`cve_misses`) at the rows."""
     if cve is None or not len(cve):
         return np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool)
     measured = cve["friction"].to_numpy(float)
-    curve = static_curve(cve["velocity"].to_numpy(float), model.friction)
+    curve = direction_mean_curve(cve["velocity"].to_numpy(float), model.friction)
     off = curve - measured
     sem = cve["friction_std"].to_numpy(float) / np.sqrt(np.maximum(cve["n_bins"], 1))
     miss = ((np.abs(off) > CVE_TOLERANCE * np.abs(measured)) & (np.abs(off) > 3 * sem)
