@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sparsefric import uncertainty as uncertainty_module
 from sparsefric.data import Trajectory
 from sparsefric.diagnostics import Finding
 from sparsefric.errors import OptionError
@@ -20,39 +19,43 @@ from sparsefric.preprocessing import prepare
 from sparsefric.schema import validate_model_dict
 from sparsefric.simulate import EXAMPLE_TRUTH
 from sparsefric.uncertainty import (
-    SIGMA1_TIMING_BIAS,
     ParameterUncertainty,
-    Records,
     bootstrap_uncertainty,
-    clip_at_zero,
-    draw_blocks,
     fast_uncertainty,
-    hull_shift,
-    inclusion_table,
     interval_table,
-    knee_findings,
-    model_terms,
-    model_torque,
-    optimum_step,
-    parameter_names,
-    parameter_values,
-    pass_cuts,
     path_with_inclusion,
-    percentile_table,
-    reach,
-    record_pieces,
-    resample_tasks,
-    static_estimates,
-    static_velocity_grid,
     stribeck_family,
-    structure_shifts,
-    timing_bias,
-    torque_jacobian,
     uncertainty_findings,
     viscous_family,
-    widen,
+)
+from sparsefric.uncertainty import fast as fast_module
+from sparsefric.uncertainty.bootstrap import (
+    draw_blocks,
+    hull_shift,
+    pass_cuts,
+    percentile_table,
+    record_pieces,
+    resample_tasks,
     with_fast,
+)
+from sparsefric.uncertainty.fast import optimum_step
+from sparsefric.uncertainty.inclusion import inclusion_table, model_terms
+from sparsefric.uncertainty.jacobian import Records, model_torque, torque_jacobian
+from sparsefric.uncertainty.parameters import (
+    parameter_names,
+    parameter_values,
+    static_velocity_grid,
     with_parameters,
+)
+from sparsefric.uncertainty.shifts import (
+    SIGMA1_TIMING_BIAS,
+    clip_at_zero,
+    knee_findings,
+    reach,
+    static_estimates,
+    structure_shifts,
+    timing_bias,
+    widen,
 )
 from sparsefric.validity import OutsideValidityWarning
 
@@ -141,7 +144,7 @@ def test_sigma1_interval_reaches_below_by_the_torque_timing_bias(monkeypatch):
     data = prepared_with_noise(EXAMPLE_TRUTH, ar1(rng, 8000, 0.95, 0.3))
     row = fast_uncertainty(EXAMPLE_TRUTH, data).table.set_index("name").loc["sigma1"]
     with monkeypatch.context() as m:
-        m.setattr(uncertainty_module, "timing_bias", lambda *_: {})
+        m.setattr(fast_module, "timing_bias", lambda *_: {})
         plain = fast_uncertainty(EXAMPLE_TRUTH, data).table.set_index("name").loc["sigma1"]
     sigma1 = EXAMPLE_TRUTH.sigma1
     shift = sigma1 * SIGMA1_TIMING_BIAS / (1 + SIGMA1_TIMING_BIAS)
@@ -257,7 +260,7 @@ def test_model_terms_and_inclusion_table():
 
 
 def test_percentile_table_ignores_undefined_resamples():
-    from sparsefric.uncertainty import Target
+    from sparsefric.uncertainty.bootstrap import Target
 
     names = ("inertia", "sigma0")
     target = Target(names, "lugre", np.array([0.5]), 2.0)
@@ -540,7 +543,7 @@ def test_wide_interval_is_one_that_allows_an_error_beyond_the_precision():
     """σ1 = 4116 with [2137, 5193] (a zoo joint whose σ1 was +55 % off): the interval is
     narrower than ±50 % but allows the truth at θ̂/1.5, so it is named; an inertia interval of
     ±3 % is fine, ±7 % is not (PRECISION 5 %); one not reaching either limit is quiet."""
-    from sparsefric.uncertainty import PRECISION, WIDE
+    from sparsefric.uncertainty.findings import PRECISION, WIDE
 
     table = pd.DataFrame({
         "name": ["sigma1", "sigma1", "inertia", "inertia", "sigma0"], "kind": "parameter",
@@ -582,7 +585,7 @@ def test_the_lighter_smoothed_optimum_redifferentiates_every_record_with_a_tenth
     for a filter without one (Butterworth). On the paper's example records the lighter-smoothed
     optimum of the truth moves σ1 (which acts where the smoothing rounds the transitions)."""
     from sparsefric.simulate import paper_experiment
-    from sparsefric.uncertainty import LIGHTER_SMOOTHING, lighter_smoothing
+    from sparsefric.uncertainty.fast import LIGHTER_SMOOTHING, lighter_smoothing
 
     trajs = paper_experiment(EXAMPLE_TRUTH, {"train": (0.127, 1.0)})["train"]
     data = [prepare(trajs)]
@@ -603,9 +606,9 @@ def test_long_records_measure_the_lighter_smoothing_on_windows(monkeypatch):
     the third optimum is then the measured torque's plus the difference of the two weights'
     steps on the windows (here with the bounds scaled down: 8000-sample records, 2000-sample
     windows)."""
-    from sparsefric import uncertainty as unc
     from sparsefric.differentiation import spaced_windows
     from sparsefric.simulate import paper_experiment
+    from sparsefric.uncertainty import fast as unc
 
     assert spaced_windows(10, 20, 5) == [slice(0, 10)]
     assert spaced_windows(100, 20, 10) == [slice(0, 10), slice(45, 55), slice(90, 100)]
@@ -714,7 +717,7 @@ def test_an_extrapolated_breakaway_interval_spans_the_models_rise_below_the_data
     same. The paper's truth adds 4.9 % below 0.03 rad/s: its break-away rests on data."""
     from sparsefric.simulate import paper_experiment
     from sparsefric.steps import checks
-    from sparsefric.uncertainty import extrapolation_shifts
+    from sparsefric.uncertainty.shifts import extrapolation_shifts
     cusp = EXAMPLE_TRUTH.with_(stribeck_velocity=0.02, stribeck=((0.5, 20.0),))
     data = [prepare(paper_experiment(cusp, {"train": (0.03, 0.05)})["train"])]
     rise = checks.rise_below(cusp, 0.03) * cusp.breakaway_torque()
@@ -743,7 +746,7 @@ def test_an_extrapolated_coulomb_interval_reaches_zero_and_the_friction_at_the_f
     wide-interval one, names it. Up to 2.13 rad/s f_c rests on data."""
     from sparsefric.simulate import paper_experiment
     from sparsefric.steps import checks
-    from sparsefric.uncertainty import extrapolation_shifts
+    from sparsefric.uncertainty.shifts import extrapolation_shifts
 
     data = [prepare(paper_experiment(EXAMPLE_TRUTH, {"train": (0.03, 0.1)})["train"])]
     rise = checks.rise_above(EXAMPLE_TRUTH, 0.1)
@@ -778,7 +781,7 @@ def test_bristle_intervals_open_where_the_presliding_is_below_the_resolution():
     only and σ1 not at all — the rest is untouched, and no wide-interval warning repeats what
     the identification's resolution warning says."""
     from sparsefric.steps import checks
-    from sparsefric.uncertainty import open_unresolved
+    from sparsefric.uncertainty.shifts import open_unresolved
 
     table = pd.DataFrame({"name": ["inertia", "sigma0", "sigma1"], "kind": "parameter",
                           "unit": ["kg·m²", "N·m/rad", "N·m·s/rad"],
@@ -810,7 +813,7 @@ def test_bristle_intervals_open_where_the_identification_found_them_not_identifi
     a finding that names σ1 alone leaves σ0's interval as it was."""
     from sparsefric.diagnostics import Finding
     from sparsefric.steps import checks
-    from sparsefric.uncertainty import open_unidentified
+    from sparsefric.uncertainty.shifts import open_unidentified
 
     table = pd.DataFrame({"name": ["inertia", "sigma0", "sigma1"], "kind": "parameter",
                           "unit": ["kg", "N/m", "N·s/m"], "estimate": [0.95, 1.14e5, 770.0],
