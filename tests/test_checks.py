@@ -30,6 +30,12 @@ def test_inadmissible_models_are_errors_that_name_the_parameter(change, named):
     assert found[0].level == "error" and named in found[0].message
 
 
+def test_a_joint_held_at_zero_inertia_is_admissible():
+    """A degenerate but passive model: the identification holds a negative fitted inertia at
+    its bound 0 where no admissible model is left (``DESIGN.md`` §88)."""
+    assert checks.admissibility(TRUTH.with_(inertia=0.0), 2.2) == []
+
+
 def test_a_curve_that_turns_down_beyond_the_data_is_an_extrapolation_warning():
     # 18 + 9 q̇ − 4 q̇³ (+ Stribeck) stays positive up to 2.1 rad/s
     model = TRUTH.with_(viscous=((1, 9.0), (3, -4.0)))

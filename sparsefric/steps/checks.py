@@ -5,7 +5,7 @@ have a friction curve that drives the joint, a Stribeck term that only acts at r
 data cannot see (``DESIGN.md`` §24). These checks look at the model itself and return
 :class:`~sparsefric.diagnostics.Finding`\ s that name the parameter concerned.
 
-* admissibility: I > 0, σ1 ≥ 0, g(q̇) > 0, and a static curve that opposes the motion,
+* admissibility: I ≥ 0, σ1 ≥ 0, g(q̇) > 0, and a static curve that opposes the motion,
   q̇ τ_ss(q̇) > 0, over the recorded speeds (an error finding: such a model is not returned) and
   up to :data:`EXTRAPOLATION_REACH` × the fastest one (a warning: do not extrapolate);
 * identifiability: a factor :data:`PROFILE_FACTOR` on σ0 (the others refitted) or σ1 changes the
@@ -86,8 +86,8 @@ def admissibility(model: JointModel, speed_max: float) -> list[Finding]:
     """
     u = units(model.axis)
     bad = []
-    if not model.inertia > 0:
-        bad.append(f"inertia {model.inertia:.4g} {u['inertia']} ≤ 0 (the moves barely "
+    if not model.inertia >= 0:
+        bad.append(f"inertia {model.inertia:.4g} {u['inertia']} < 0 (the moves barely "
                    "accelerate the joint, or the friction model misses what happens where "
                    "they do: record harder accelerations)")
     if model.kind == "lugre" and not model.sigma1 >= 0:
