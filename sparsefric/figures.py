@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from sparsefric.data import Trajectory
+from sparsefric.lugre import direction_mean_curve
 from sparsefric.model import JointModel, StaticBand
 from sparsefric.preprocessing import Prepared
 from sparsefric.svgplot import COLORS, CYCLE, Figure, Panel
@@ -41,6 +42,10 @@ STYLES = {"static": ("static (step 1)", COLORS["static"], "6 3"),
           "dynamic": ("LuGre (final)", COLORS["dynamic"], None),
           "truth": ("truth", COLORS["truth"], "2 2"),
           "reference": ("reference", COLORS["reference"], "8 3 2 3")}
+#: Dash of a model's mean of both directions, ½[τ_ss(v) − τ_ss(−v)], drawn beside its curve on
+#: the log panel where even viscous powers make the two differ: a constant-velocity point
+#: measures that mean (``DESIGN.md`` §87).
+MEAN_DASH = "1 2"
 #: Colour of a user's own constant-velocity points (the ones from the records are COLORS["cve"]).
 CVE_FILE_COLOR = CYCLE[7]
 
@@ -245,6 +250,9 @@ def friction_curves(models: Mapping[str, JointModel], v_max: float,
     for k, (role, m) in enumerate(models.items()):
         label, color, dash = _style(role, k)
         a.line(v_log, m.static_friction(v_log, outside="ignore"), label, color, dash)
+        if any(p % 2 == 0 for p, _ in m.viscous):  # the points measure what both ways share
+            a.line(v_log, direction_mean_curve(v_log, m.friction),
+                   f"{label}, mean of both directions", color, MEAN_DASH)
         b.line(v_lin, m.static_friction(v_lin, outside="ignore"), label, color, dash)
     _cve_by_speed(a, cve, cve_file)
     if cve is not None and len(cve):

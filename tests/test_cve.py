@@ -89,6 +89,16 @@ def test_figure_overlays_the_file_points_with_their_own_legend(tmp_path, truth):
     assert "CVE file" not in plain
 
 
+def test_a_model_with_even_viscous_powers_shows_what_its_points_measure(truth):
+    """c₂q̇² pushes the same way in both directions: the log panel adds the mean of both
+    directions, which a constant-velocity point measures; an odd series draws one curve."""
+    label = "truth, mean of both directions"
+    even = truth.with_(viscous=((1, 9.0), (2, 2.5)))
+    assert f"<title>{label}</title>" in friction_curves({"truth": even}, 2.5,
+                                                        units("revolute")).svg()
+    assert label not in friction_curves({"truth": truth}, 2.5, units("revolute")).svg()
+
+
 @pytest.mark.parametrize(("content", "expected"), [
     ("velocity,torque\n1,2\n", "no column 'friction'"),
     ("velocity,friction\n1,2\n0,3\n", "column 'velocity', line 3: zero"),
