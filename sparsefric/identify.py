@@ -461,15 +461,11 @@ def _hold_inertia(result: IdentificationResult) -> None:
     −0.024 kg (truth +0.038): the fit's optimum over I ≥ 0 lies on the bound, and I q̈ is too
     small there for the other coefficients to move with it.
     """
-    held = {id(m): m.with_(inertia=0.0) for m in (result.static_model, result.lugre_model)
-            if m is not None and m.inertia < 0}
-    if not held:
+    below = [m.inertia for m in (result.model, result.static_model) if m.inertia < 0]
+    if not below:
         return
-    fitted = result.model.inertia
-    result.static_model = held.get(id(result.static_model), result.static_model)
-    if result.lugre_model is not None:
-        result.lugre_model = held.get(id(result.lugre_model), result.lugre_model)
-    result.model = held.get(id(result.model), result.model)
+    fitted = below[0]  # the returned model's, else the static one it gives way to
+    result.map_models(lambda m: m.with_(inertia=0.0) if m.inertia < 0 else m)
     u = units(result.model.axis)["inertia"]
     result.findings.append(Finding(
         "warning", "inertia_at_zero",

@@ -9,7 +9,7 @@ data were, so that scores of test data are comparable.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -183,6 +183,14 @@ class IdentificationResult:
         if self.lugre is None or not self.lugre.best.history:
             return float("nan")
         return float(self.lugre.best.history[-1]["xi_u"])
+
+    def map_models(self, change: Callable[[JointModel], JointModel]) -> None:
+        """Replace the static, the LuGre and the returned model by ``change(model)``, once per
+        distinct model: models that were one object stay one."""
+        models = (self.static_model, self.lugre_model, self.model)
+        new = {id(m): change(m) for m in models if m is not None}
+        self.static_model, self.lugre_model, self.model = (
+            None if m is None else new[id(m)] for m in models)
 
     # ------------------------------------------------------------------ evaluation
     def prepare(self, trajectories: Sequence[Trajectory]) -> Prepared:

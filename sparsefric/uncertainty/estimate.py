@@ -78,14 +78,10 @@ def with_uncertainty(result, train: Sequence[Trajectory],
         if method == "bootstrap":
             options.setdefault("progress", _advance(bar))
         unc = estimate_uncertainty(result, train, validate, settings, method=method, **options)
-    new = {id(m): m.with_(validity=validity)
-           for m in (result.static_model, result.lugre_model) if m is not None}
-    new[id(result.model)] = result.model.with_(
-        validity=validity, uncertainty=None if unc is None else unc.to_model())
-    result.static_model = new[id(result.static_model)]
-    if result.lugre_model is not None:
-        result.lugre_model = new[id(result.lugre_model)]
-    result.model = new[id(result.model)]
+    returned = result.model
+    intervals = None if unc is None else unc.to_model()
+    result.map_models(lambda m: m.with_(validity=validity, uncertainty=intervals)
+                      if m is returned else m.with_(validity=validity))
     if unc is not None:
         result.findings += uncertainty_findings(unc)
     return unc
