@@ -435,6 +435,9 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
     if errors(admissibility):
         raise SparsefricError(errors(admissibility)[0].message)
     model = result.model
+    if bounded := _at_zero(model):
+        result.convergence_reason += (f"; {' and '.join(bounded)} at the bound 0, which these "
+                                      "data leave open (see the warnings)")
     cve = result.cve = checks.cve_of(prepared, model)
     found = (admissibility + checks.consistency(model, cve)
              + checks.reach(model, checks.steady_speeds(cve))
@@ -447,6 +450,17 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
         if not any(f.code == "inertia_at_zero" for f in result.findings):  # said so
             found += checks.inertia_agreement(result.static_model, model)
     result.findings += found
+
+
+def _at_zero(model: JointModel) -> list[str]:
+    """The parameters of ``model`` that its fit holds at their lower bound 0: the inertia
+    (:func:`_hold_inertia`) and, of a LuGre model, whose fits always keep the Coulomb column,
+    f_c and σ1 (sign constraints; a static model's f_c of 0 is a term left out). Such a model
+    has converged to the edge of what it may be, and is not reported as plainly converged."""
+    values = {"I": model.inertia}
+    if model.kind == "lugre":
+        values.update({"f_c": model.coulomb, "σ1": model.sigma1})
+    return [name for name, value in values.items() if value == 0]
 
 
 def _hold_inertia(result: IdentificationResult) -> None:

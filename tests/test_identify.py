@@ -233,3 +233,17 @@ def test_a_weak_joint_keeps_its_inertia_when_validation_reaches_a_new_regime():
     assert est.relative_error(d["test"]) < 1.2 * floor
     # δ = 2.75 for 1.5 (its test error is below the truth's: these data do not tell them apart)
     assert _curve_error(est.model_, truth) < 0.04
+
+
+def test_parameters_held_at_their_bound_are_named_beside_the_convergence():
+    """A model at the edge of what it may be is not reported as plainly converged: the
+    inertia held at 0, and of a LuGre model f_c and σ1 at their sign constraints; a static
+    model's f_c of 0 is a term left out."""
+    from sparsefric.identify import _at_zero
+    from sparsefric.simulate import EXAMPLE_TRUTH
+
+    assert _at_zero(EXAMPLE_TRUTH) == []
+    assert _at_zero(EXAMPLE_TRUTH.with_(inertia=0.0, sigma1=0.0)) == ["I", "σ1"]
+    assert _at_zero(EXAMPLE_TRUTH.with_(coulomb=0.0)) == ["f_c"]
+    assert _at_zero(EXAMPLE_TRUTH.with_(kind="static", coulomb=0.0, sigma0=0.0,
+                                        sigma1=0.0)) == []
