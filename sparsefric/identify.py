@@ -62,7 +62,7 @@ from sparsefric.preprocessing import Prepared, Preprocessor
 from sparsefric.recipes import DEFAULT_OMEGA_STARTS, resolve
 from sparsefric.result import IdentificationResult, LuGreStage
 from sparsefric.segments import HOLD_OUT_MAX, HeldOut, hold_out
-from sparsefric.selection import DEFAULT_RULE, SelectionRule
+from sparsefric.selection import DEFAULT_RULE, SelectionRule, SteadyLevels
 from sparsefric.steps import checks
 from sparsefric.steps.iterations import (
     DEFAULT_SIGMA0_STARTS,
@@ -544,8 +544,11 @@ def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared, 
                       s.iterations, tau_norm, lambda i: progress(
                           "refinement" if i == len(starts) - 1 else "steps 2–3: LuGre iterations"))
     check = frame.data(val, static.theta_bounds) if val is not None else None
-    refinement = _refine(select_run(runs, check), structure, data, check, static.library, s,
-                         tau_norm)
+    chosen = select_run(runs, check)
+    levels = checks.steady_levels(checks.cve_of(
+        [p for p in (whole or prep, val) if p is not None],
+        _lugre_model(rigid.with_(**frame.coefficients(chosen.rigid)), chosen, static, s, False)))
+    refinement = _refine(chosen, structure, data, check, static.library, s, tau_norm, levels)
     result.lugre = LuGreStage(tuple(starts), runs, refinement)
     best = refinement.best
     result.lugre_model = result.model = _lugre_model(
@@ -635,16 +638,18 @@ class RigidFrame:
         return {k: float(v) for k, v in zip(self.kinds, values, strict=True)}
 
 
-def _refine(best: IterationResult, structure: Structure, data: FrictionData,
+def _refine(best: IterationResult, structure: Structure, data: FrictionData,  # noqa: PLR0913
             check: FrictionData | None, library: FeatureLibrary, s: Settings,
-            tau_norm: float) -> Refinement:
+            tau_norm: float, levels: SteadyLevels) -> Refinement:
+    """The refinement rounds of ``best``; ``levels``: the CVE points of every record, which
+    break the ties of AICc in the rounds' sweeps (``DESIGN.md`` §89)."""
     if not s.refine:
         return Refinement(best)
     return refine(best, structure, candidates(library, s.tanh_k, s.axis), data,
                   check or data, validate=check, settings=s.iterations,
                   # its automatic grid is in N·m RMS: always on scaled columns
                   rule=replace(s.rule, scaled=True), tau_norm=tau_norm,
-                  max_rounds=s.max_refinements)
+                  max_rounds=s.max_refinements, steady=levels)
 
 
 def _lugre_model(rigid: JointModel, run: IterationResult, static: StaticFit, s: Settings,

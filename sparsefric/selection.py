@@ -10,7 +10,10 @@ part one observation (Mangan et al. 2017; ALGORITHM.md §2)::
     RSS  = Σ_parts Σ_samples |τ − τ̂|
     AICc = 2k + m ln(RSS/m) + 2(k+1)(k+2)/(m − k − 2)
 
-with k the number of active terms. The selected model has AIC_r = AICc − min AICc = 0.
+with k the number of active terms. The selected model has AIC_r = AICc − min AICc = 0, unless
+the sweep is given the constant-velocity friction levels of the records (:class:`SteadyLevels`):
+then, of the models AICc does not set apart (within :data:`TIE_AICC`), the one whose static
+curve meets those levels clearly best is selected (:func:`steady_tie_break`).
 
 Choice of m: the paper uses m = 10, for which the correction term is undefined or negative as
 soon as k ≥ 8 (the paper's own selected model has k = 9, where it equals −220 and rewards the
@@ -28,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from sparsefric.errors import SparsefricError
-from sparsefric.feature_library import FeatureLibrary
+from sparsefric.feature_library import FeatureLibrary, SignalLibrary
 from sparsefric.optimizers.sr3 import GramCache, SR3Newton, SR3Result, l0_weight
 from sparsefric.signals import Signals
 
@@ -103,12 +106,14 @@ class SweepResult:
     ----------
     table : DataFrame
         Columns ``threshold`` [N·m], ``lambda``, ``n_active``, ``n_eliminated``, ``omega_s``
-        [rad/s], ``train_error`` [N·m], ``rss`` [N·m], ``aicc``, ``aic_r``, ``selected``,
-        ``variant`` (empty on the λ path, :data:`LINEAR_VISCOUS` for a path support with its
-        viscous part cut to q̇, listed at that support's threshold, :data:`EXPONENT` for the
-        best support with a Stribeck exponent exchanged, :data:`LINEAR_EXPONENT` with its
-        viscous part cut to q̇ and an exponent exchanged, :data:`ADDED` with a Stribeck term
-        added, :data:`VISCOUS_ADDED` with the linear viscous term added, at its threshold),
+        [rad/s], ``train_error`` [N·m], ``rss`` [N·m], ``aicc``, ``aic_r`` (AICc − the selected
+        model's), ``steady_chi2`` (where steady levels were given: the χ² of the static curve
+        against them), ``selected``, ``variant`` (empty on the λ path, :data:`LINEAR_VISCOUS`
+        for a path support with its viscous part cut to q̇, listed at that support's
+        threshold, :data:`EXPONENT` for the best support with a Stribeck exponent exchanged,
+        :data:`LINEAR_EXPONENT` with its viscous part cut to q̇ and an exponent exchanged,
+        :data:`ADDED` with a Stribeck term added, :data:`VISCOUS_ADDED` with the linear viscous
+        term added, at its threshold),
         then one column per candidate term with its coefficient (0 if eliminated).
     results : list of SR3Result
         The solution for every λ, in table order.
@@ -134,6 +139,97 @@ class SweepResult:
     def best(self) -> SR3Result:
         """The selected solution."""
         return self.results[self.selected]
+
+
+@dataclass(frozen=True)
+class SteadyLevels:
+    """Constant-velocity friction levels the static curve of a selected model should meet.
+
+    Attributes
+    ----------
+    velocity : ndarray
+        Steady sliding speeds [rad/s | m/s], > 0.
+    friction : ndarray
+        The friction measured there [N·m | N], the mean of both directions
+        (:func:`~sparsefric.validation.cve_points`).
+    error : ndarray
+        Its standard error [N·m | N], systematic floor included
+        (:func:`~sparsefric.steps.checks.steady_levels`).
+    distinct : int
+        The number of distinct speeds among them (a level recorded twice counts once).
+    """
+
+    velocity: np.ndarray
+    friction: np.ndarray
+    error: np.ndarray
+    distinct: int
+
+    def curve(self, library: FeatureLibrary, res: SR3Result) -> np.ndarray:
+        """½[τ(v) − τ(−v)] [N·m | N] of the friction columns of ``library`` with the
+        coefficients of ``res`` at the levels' speeds: at rest in q̈, at the steady bristle
+        state (m = s(q̇), ż = 0), the mean of both directions, as a level measures it (the
+        position columns, an offset and even viscous powers cancel)."""
+        if not res.support.any():
+            return np.zeros(len(self.velocity))
+        sub = library.select(res.support)
+        names = {t.kind for t in sub.terms() if t.kind in SignalLibrary.COLUMNS}
+        if names - {"zdot", "udot"}:
+            raise ValueError(f"no steady value of the columns {sorted(names)}")
+        zero = np.zeros(len(self.velocity))
+        torque = [sub.evaluate(Signals(zero, side * self.velocity, zero,
+                                       extra={n: zero for n in names}), res.theta)[0]
+                  @ res.coef[res.support] for side in (1.0, -1.0)]
+        return 0.5 * (torque[0] - torque[1])
+
+    def chi2(self, library: FeatureLibrary, res: SR3Result) -> float:
+        """:meth:`misfit` of the static curve of ``library`` with the coefficients of ``res``."""
+        return self.misfit(self.curve(library, res))
+
+    def misfit(self, curve: np.ndarray) -> float:
+        """χ² = Σ ((curve − friction)/error)² of a static curve's values at the levels'
+        speeds (the mean of both directions) [N·m | N]."""
+        return float(np.sum(((curve - self.friction) / self.error) ** 2))
+
+
+#: AICc differences up to this do not set two models apart (Burnham and Anderson's rule of
+#: thumb: within 2 of the minimum, a model has substantial support).
+TIE_AICC = 2.0
+#: A model within :data:`TIE_AICC` of the AICc minimum replaces it only where its χ² against the
+#: steady levels is lower by more than this: one level met two standard errors closer.
+STEADY_MARGIN = 4.0
+
+
+def steady_tie_break(aicc: np.ndarray, chi2: np.ndarray, shape: np.ndarray, best: int,
+                     distinct: int) -> int:
+    """Of the rows within :data:`TIE_AICC` of row ``best``'s AICc that the levels can judge,
+    the one whose χ² against the steady levels is lowest, where it is lower than ``best``'s by
+    more than :data:`STEADY_MARGIN`; else ``best``.
+
+    AICc scores the torque of m parts of the samples, which the transients dominate; a
+    constant-velocity level averages thousands of steady samples and measures the static curve
+    to a fraction of a per cent. Where AICc cannot tell two models apart, the levels can: a
+    zoo joint recorded in one file at 0.016–0.42 rad/s (truth 3.99 N·m + 0.16 q̇) kept its
+    Coulomb level alone over the same with c₁q̇ by ΔAICc = 0.33, 1.2 % (96 standard errors)
+    below its 0.42 rad/s level, and predicted test moves at 0.74 and 1.5 rad/s with 3.3 × the
+    truth's error (``DESIGN.md`` §89). The levels judge a model only where they outnumber its
+    static curve's parameters (``shape``, :func:`shape_parameters`) or it has no more of them
+    than row ``best``: a viscous polynomial passes through two levels whatever it does between
+    and beyond them (a zoo joint went from 1.14 to 2.58 × the truth's test error so).
+    """
+    judged = (shape <= shape[best]) | (shape < distinct)
+    tied = (np.isfinite(aicc) & (aicc <= aicc[best] + TIE_AICC) & np.isfinite(chi2) & judged)
+    if not tied.any():
+        return best
+    alternative = int(np.flatnonzero(tied)[np.argmin(chi2[tied])])
+    return alternative if chi2[alternative] < chi2[best] - STEADY_MARGIN else best
+
+
+def shape_parameters(kinds: np.ndarray, support: np.ndarray) -> int:
+    """The parameters of a static curve: its Coulomb, Stribeck and viscous terms of
+    ``support`` (``kinds``: the library's term kinds), and Ω_s if it has a Stribeck term."""
+    active = np.asarray(kinds)[np.asarray(support, dtype=bool)]
+    return int(np.isin(active, ("coulomb", "stribeck", "viscous")).sum()
+               + (active == "stribeck").any())
 
 
 def multistart(solver: SR3Newton, cache: GramCache, thetas: list[float]) -> SR3Result:
@@ -164,11 +260,12 @@ def thin(x: Signals, tau: np.ndarray, max_rows: int = MAX_ROWS) -> tuple[Signals
     return (x, tau) if stride == 1 else (x.take(slice(None, None, stride)), tau[::stride])
 
 
-def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
+def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,  # noqa: PLR0913
           validate: tuple[Signals, np.ndarray] | None = None, omega_starts: tuple[float, ...],
           nu: float = 0.01, thresholds: np.ndarray | None = None,
           rule: SelectionRule = DEFAULT_RULE, keep_kinds: tuple[str, ...] = (),
-          theta_bounds: tuple[float, float] | None = None) -> SweepResult:
+          theta_bounds: tuple[float, float] | None = None,
+          steady: SteadyLevels | None = None) -> SweepResult:
     """SR3–Newton over a λ grid with multi-start in Ω_s, and the path's supports with a linear
     viscous part (:func:`linear_viscous_variants`), all scored by AICc.
 
@@ -195,6 +292,9 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
     theta_bounds : (float, float), optional
         Bounds on θ = ln Ω_s [ln(rad/s)]; default what the training velocities resolve
         (:func:`~sparsefric.optimizers.sr3.data_theta_bounds`).
+    steady : SteadyLevels, optional
+        The records' constant-velocity friction levels: the table gets their χ² per model
+        (column ``steady_chi2``), and they break ties of AICc (:func:`steady_tie_break`).
     """
     train, tau = thin(train, tau)  # each thinned to MAX_ROWS rows
     if validate is not None:
@@ -256,12 +356,23 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,
         if chosen() == best:
             break
     table = pd.DataFrame(rows)
-    best = chosen()
+    best = chosen() if steady is None else _steady_choice(table, library, candidates, steady)
     table.insert(table.columns.get_loc("aicc") + 1, "aic_r",
                  table["aicc"] - table["aicc"].iloc[best])
     table.insert(table.columns.get_loc("aic_r") + 1, "selected", np.arange(len(table)) == best)
     return SweepResult(table, [r for _, r, _ in candidates], best, m, source,
                        tuple(t.kind for t in terms))
+
+
+def _steady_choice(table: pd.DataFrame, library: FeatureLibrary,
+                   candidates: list[tuple[float, SR3Result, str]], steady: SteadyLevels) -> int:
+    """The row :func:`steady_tie_break` selects; adds the ``steady_chi2`` column to ``table``."""
+    chi2 = np.array([steady.chi2(library, r) for _, r, _ in candidates])
+    table.insert(table.columns.get_loc("aicc") + 1, "steady_chi2", chi2)
+    kinds = np.array([t.kind for t in library.terms()])
+    shape = np.array([shape_parameters(kinds, r.support) for _, r, _ in candidates])
+    aicc = table["aicc"].to_numpy(float)
+    return steady_tie_break(aicc, chi2, shape, int(np.nanargmin(aicc)), steady.distinct)
 
 
 #: ``variant`` of a sweep row that is a λ-path support with its viscous part cut to q̇ alone.

@@ -262,3 +262,15 @@ def test_a_breakaway_no_settled_level_shows_is_extrapolated():
     assert checks.unsettled(soft, prepared, levels) == []  # a settled level: reach judges
     assert checks.unsettled(soft, [], settled) == []  # no steady move at all
     assert checks.settles_nowhere(prepared, settled.velocity.to_numpy())
+
+
+def test_steady_levels_carry_the_standard_error_and_a_systematic_floor():
+    """A CVE point's error for scoring models: its standard error over the bins and 0.5 % of
+    its friction in quadrature; a backward level counts at its speed."""
+    cve = pd.DataFrame({"trajectory": ["a", "b"], "velocity": [-0.05, 0.8],
+                        "friction": [10.0, 12.0], "friction_std": [0.4, 0.0],
+                        "n_bins": [16, 9]})
+    levels = checks.steady_levels(cve)
+    assert levels.velocity.tolist() == [0.05, 0.8] and levels.distinct == 2
+    assert levels.error == pytest.approx([np.hypot(0.1, 0.05), 0.06])
+    assert levels.misfit(np.array([10.1, 12.0])) == pytest.approx(0.1**2 / (0.1**2 + 0.05**2))

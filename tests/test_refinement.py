@@ -74,6 +74,25 @@ def test_two_worse_rounds_or_an_inadmissible_one_stop_the_refinement(monkeypatch
     assert len(started_from) == len(rounds) - 1 and out.best is start
 
 
+def test_a_round_that_predicts_alike_is_kept_where_it_meets_the_steady_levels():
+    """Within TIE_ERROR of the kept run's prediction error, the round whose static curve meets
+    the constant-velocity levels clearly better replaces it; one that predicts worse does not."""
+    from sparsefric.lugre import direction_mean_curve
+    from sparsefric.selection import SteadyLevels
+
+    truth = EXAMPLE_TRUTH.friction
+    off = EXAMPLE_TRUTH.with_(coulomb=1.02 * EXAMPLE_TRUTH.coulomb).friction
+    v = np.array([0.03, 0.127, 1.75])
+    levels = SteadyLevels(v, direction_mean_curve(v, truth), np.full(3, 0.05), 3)
+    kept, run = IterationResult(params=off, error=1.0), IterationResult(params=truth, error=1.0)
+    alike = 10.0 * (1 + 0.5 * refinement.TIE_ERROR)
+    assert refinement._improves(run, alike, 10.0, kept, levels)
+    assert not refinement._improves(run, alike, 10.0, kept, None)
+    assert not refinement._improves(run, 10.0 * (1 + 2 * refinement.TIE_ERROR), 10.0, kept,
+                                    levels)
+    assert not refinement._improves(kept, alike, 10.0, run, levels)  # meets them worse
+
+
 @pytest.mark.slow
 def test_the_noisy_benchmark_joint_reaches_the_true_stribeck_shape():
     """The benchmark joint noise-0.5 % (`benchmarks/run.py`): step 1 takes δ = 0.5; its first

@@ -15,11 +15,16 @@ from sparsefric.selection import (
     ADDED,
     EXPONENT,
     LINEAR_VISCOUS,
+    STEADY_MARGIN,
+    TIE_AICC,
+    SteadyLevels,
     absolute_rss,
     aicc,
     default_parts,
     exponent_variants,
     linear_exponent_variants,
+    shape_parameters,
+    steady_tie_break,
     stribeck_additions,
     sweep,
     thin,
@@ -303,3 +308,61 @@ def test_a_stribeck_term_the_path_drops_is_added_back_with_its_own_exponent():
     fitted = [_friction_of_row(best, v) for v in speeds]
     truth = 29.7 + 14.9 * np.exp(-(speeds / 0.346) ** 2.95) + 4.41 * speeds
     assert np.abs(np.array(fitted) / truth - 1).max() < 0.02
+
+
+def test_steady_levels_measure_the_static_curve_as_a_cve_point_does():
+    """½[τ(v) − τ(−v)] of the chosen columns at rest in q̈: gravity, the inertia and the even
+    viscous power cancel, the Coulomb, Stribeck and odd viscous terms remain."""
+    lib = static_library("revolute", name="full", n_viscous=3, deltas=(1.0,))
+    names = [t.name for t in lib.terms()]
+    values = {"qdd": 2.0, "cos(q)": 3.0, "qd": 1.2, "qd^2": 0.7, "qd^3": 0.1, "sign(qd)": 4.0,
+              "sign(qd)*exp(-|qd/Ws|^1)": 1.5}
+    coef = np.array([values.get(n, 0.0) for n in names])
+    res = SR3Result(coef, coef != 0, math.log(0.05), 0.0, 0, True)
+    v = np.array([0.01, 0.05, 0.4, 2.0])
+    levels = SteadyLevels(v, np.zeros(4), np.ones(4), 4)
+    expected = 4.0 + 1.5 * np.exp(-v / 0.05) + 1.2 * v + 0.1 * v**3
+    assert levels.curve(lib, res) == pytest.approx(expected)
+    assert levels.chi2(lib, res) == pytest.approx(np.sum(expected**2))
+
+
+def test_of_models_aicc_cannot_tell_apart_the_one_that_meets_the_steady_levels_is_kept():
+    aicc = np.array([10.0, 10.0 + 0.5 * TIE_AICC, 10.0 + 1.5 * TIE_AICC, np.inf])
+    shape = np.array([1, 2, 2, 2])
+    assert steady_tie_break(aicc, np.array([50.0, 1.0, 0.0, 0.0]), shape, 0, 5) == 1
+    # beyond the tie the levels do not overrule AICc; within it only a clear gain does
+    assert steady_tie_break(aicc, np.array([50.0, 60.0, 0.0, 0.0]), shape, 0, 5) == 0
+    assert steady_tie_break(aicc, np.array([5.0, 5.0 - 0.9 * STEADY_MARGIN, 0.0, 0.0]), shape,
+                            0, 5) == 0
+
+
+def test_the_steady_levels_judge_no_model_richer_than_they_are():
+    """Two levels say nothing of a curve with more parameters than the AICc minimum's and as
+    many as they are: it passes through both whatever it does elsewhere."""
+    aicc, chi2 = np.array([10.0, 11.0, 11.0]), np.array([500.0, 1.0, 100.0])
+    assert steady_tie_break(aicc, chi2, np.array([2, 5, 2]), 0, 2) == 2
+    assert steady_tie_break(aicc, chi2, np.array([2, 5, 2]), 0, 6) == 1
+
+
+def test_a_static_curve_has_its_terms_and_the_stribeck_velocity_as_parameters():
+    kinds = np.array(["inertia", "viscous", "viscous", "coulomb", "stribeck", "stribeck",
+                      "zdot"])
+    assert shape_parameters(kinds, [1, 1, 0, 1, 0, 0, 1]) == 2
+    assert shape_parameters(kinds, [1, 1, 1, 1, 1, 1, 1]) == 6
+
+
+def test_a_sweep_given_steady_levels_scores_them_and_keeps_the_tie_they_favour():
+    """The path's supports with their χ² against the levels of the truth's curve: the selected
+    model is within the tie of the AICc minimum, and none there meets them clearly better."""
+    x, tau = _coulomb_viscous_data()
+    lib = static_library("revolute", name="full", n_viscous=3, deltas=(1.0, 2.0))
+    v = np.array([0.1, 0.3, 0.55])
+    levels = SteadyLevels(v, 4.0 + 1.2 * v, np.full(3, 0.01), 3)
+    res = sweep(lib, x, tau, omega_starts=(0.05, 0.2), steady=levels,
+                keep_kinds=("inertia", "gravity_cos", "gravity_sin"))
+    table = res.table
+    chosen = table[table.selected].iloc[0]
+    assert chosen["aicc"] <= table["aicc"].min() + TIE_AICC
+    tied = table[table["aicc"] <= table["aicc"].min() + TIE_AICC]
+    assert chosen["steady_chi2"] <= tied["steady_chi2"].min() + STEADY_MARGIN
+    assert chosen["steady_chi2"] < 9.0  # within 3 standard errors on each level
