@@ -33,6 +33,7 @@ from sparsefric.data import Trajectory
 from sparsefric.figures import Evaluation, short
 from sparsefric.model import JointModel, parameter_table, units
 from sparsefric.result import IdentificationResult
+from sparsefric.selection import TIE_AICC
 from sparsefric.steps.checks import cve_of
 from sparsefric.svgplot import CSS as FIGURE_CSS
 from sparsefric.tables import fmt, html_table, markdown_table
@@ -424,11 +425,23 @@ def _refinement_note(result: IdentificationResult) -> str:
                 "did not predict better and was not kept")
         out.append(f'<p class="note">Refinement: with the converged bristle state, the sweep over '
                    f"every friction candidate (dynamic columns σ0 z/g·[1, e^…] and ż) selected "
-                   f"{int(row.n_active)} terms at λ = {fmt(row['lambda'])}; the re-iterated "
-                   f"model {kept}. The chart and the tables below show the final model.</p>")
+                   f"{int(row.n_active)} terms at λ = {fmt(row['lambda'])}{_tie_note(table)}; "
+                   f"the re-iterated model {kept}. The chart and the tables below show the final "
+                   "model.</p>")
     for text in result.warnings:
         out.append(f'<p class="note"><b>Warning:</b> {html.escape(text)}</p>')
     return "\n".join(out)
+
+
+def _tie_note(table: pd.DataFrame) -> str:
+    """Where the records' constant-velocity levels chose among models AICc could not tell
+    apart, a clause that says so ('' where AICc chose alone)."""
+    if "steady_chi2" not in table or not (table["aic_r"] < 0).any():
+        return ""
+    row, best = table[table.selected].iloc[0], table.loc[table["aicc"].idxmin()]
+    return (f", {fmt(float(-table['aic_r'].min()))} above the AICc minimum: of the models "
+            f"within {fmt(TIE_AICC)} of it, its static curve meets the constant-velocity levels "
+            f"of the records best (χ² {fmt(row.steady_chi2)} against {fmt(best.steady_chi2)})")
 
 
 def _story(result: IdentificationResult, summary: dict) -> str:

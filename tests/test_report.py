@@ -239,3 +239,14 @@ def test_the_terms_note_gives_the_bootstrap_share_of_a_rise_of_any_exponent_or_p
     assert "A faster-than-linear viscous term of any power: 85% of the resamples" in note
     assert _family_note(result({"qd": 1.0})) == ""
     assert _family_note(SimpleNamespace(model=SimpleNamespace(uncertainty=None))) == ""
+
+
+def test_the_refinement_note_says_where_the_steady_levels_broke_a_tie_of_aicc():
+    from sparsefric.report import _tie_note
+
+    table = pd.DataFrame({"aicc": [10.0, 11.5, 14.0], "aic_r": [-1.5, 0.0, 2.5],
+                          "steady_chi2": [48.0, 3.0, 1.0], "selected": [False, True, False]})
+    note = _tie_note(table)
+    assert "1.5 above the AICc minimum" in note and "χ² 3 against 48" in note
+    assert _tie_note(table.assign(aic_r=[0.0, 1.5, 4.0], selected=[True, False, False])) == ""
+    assert _tie_note(table.drop(columns="steady_chi2")) == ""
