@@ -141,6 +141,7 @@ def test_cve_points_the_curve_misses_are_named():
     off = cve.assign(friction=measured * np.array([1.16, 1.0, 1.0]))
     found = checks.consistency(TRUTH, off)
     assert codes(found) == ["cve_miss"] and "0.03" in found[0].message
+    assert f"f_c = {TRUTH.coulomb:.4g} N·m" in found[0].message  # the parameters carry the miss
 
 
 def test_a_direction_dependent_viscous_power_is_not_a_miss_of_the_cve_points():
