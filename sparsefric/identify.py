@@ -547,7 +547,8 @@ def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared, 
     chosen = select_run(runs, check)
     levels = checks.steady_levels(checks.cve_of(
         [p for p in (whole or prep, val) if p is not None],
-        _lugre_model(rigid.with_(**frame.coefficients(chosen.rigid)), chosen, static, s, False)))
+        _lugre_model(rigid.with_(**frame.coefficients(chosen.rigid)), chosen, static, s,
+                     False))) if s.refine else None
     refinement = _refine(chosen, structure, data, check, static.library, s, tau_norm, levels)
     result.lugre = LuGreStage(tuple(starts), runs, refinement)
     best = refinement.best
@@ -640,9 +641,10 @@ class RigidFrame:
 
 def _refine(best: IterationResult, structure: Structure, data: FrictionData,  # noqa: PLR0913
             check: FrictionData | None, library: FeatureLibrary, s: Settings,
-            tau_norm: float, levels: SteadyLevels) -> Refinement:
+            tau_norm: float, levels: SteadyLevels | None) -> Refinement:
     """The refinement rounds of ``best``; ``levels``: the CVE points of every record, which
-    break the ties of AICc in the rounds' sweeps (``DESIGN.md`` §89)."""
+    break the ties of AICc in the rounds' sweeps (``DESIGN.md`` §89; measured only where the
+    settings refine)."""
     if not s.refine:
         return Refinement(best)
     return refine(best, structure, candidates(library, s.tanh_k, s.axis), data,
