@@ -356,7 +356,8 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,  # noqa: 
         if chosen() == best:
             break
     table = pd.DataFrame(rows)
-    best = chosen() if steady is None else _steady_choice(table, library, candidates, steady)
+    best = chosen()
+    best = best if steady is None else _steady_choice(table, library, candidates, steady, best)
     table.insert(table.columns.get_loc("aicc") + 1, "aic_r",
                  table["aicc"] - table["aicc"].iloc[best])
     table.insert(table.columns.get_loc("aic_r") + 1, "selected", np.arange(len(table)) == best)
@@ -365,14 +366,15 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,  # noqa: 
 
 
 def _steady_choice(table: pd.DataFrame, library: FeatureLibrary,
-                   candidates: list[tuple[float, SR3Result, str]], steady: SteadyLevels) -> int:
-    """The row :func:`steady_tie_break` selects; adds the ``steady_chi2`` column to ``table``."""
+                   candidates: list[tuple[float, SR3Result, str]], steady: SteadyLevels,
+                   best: int) -> int:
+    """The row :func:`steady_tie_break` selects from the AICc minimum ``best``; adds the
+    ``steady_chi2`` column to ``table``."""
     chi2 = np.array([steady.chi2(library, r) for _, r, _ in candidates])
     table.insert(table.columns.get_loc("aicc") + 1, "steady_chi2", chi2)
     kinds = np.array([t.kind for t in library.terms()])
     shape = np.array([shape_parameters(kinds, r.support) for _, r, _ in candidates])
-    aicc = table["aicc"].to_numpy(float)
-    return steady_tie_break(aicc, chi2, shape, int(np.nanargmin(aicc)), steady.distinct)
+    return steady_tie_break(table["aicc"].to_numpy(float), chi2, shape, best, steady.distinct)
 
 
 #: ``variant`` of a sweep row that is a λ-path support with its viscous part cut to q̇ alone.
