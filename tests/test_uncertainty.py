@@ -50,7 +50,7 @@ from sparsefric.uncertainty.parameters import (
 from sparsefric.uncertainty.shifts import (
     SIGMA1_TIMING_BIAS,
     clip_at_zero,
-    knee_findings,
+    interval_findings,
     reach,
     static_estimates,
     structure_shifts,
@@ -871,15 +871,41 @@ def test_a_knee_only_the_interval_of_omega_s_allows_is_reported_once():
     and :func:`uncertainty_findings` passes it on; where the identification already named it,
     or there are no steady levels, nothing is added."""
     speeds = np.array([0.03, 0.05, 0.127, 1.75])
-    (found,) = knee_findings(EXAMPLE_TRUTH, speeds, 0.0075)
+    (found,) = interval_findings(EXAMPLE_TRUTH, (), speeds, (0.0075, None))
     assert found.code == "extrapolated" and "0.0075" in found.message
-    assert knee_findings(EXAMPLE_TRUTH, speeds, 0.02) == []
-    assert knee_findings(EXAMPLE_TRUTH, speeds, None) == []
-    assert knee_findings(EXAMPLE_TRUTH, np.zeros(0), 0.0075) == []
+    assert interval_findings(EXAMPLE_TRUTH, (), speeds, (0.02, None)) == []
+    assert interval_findings(EXAMPLE_TRUTH, (), speeds, (None, None)) == []
+    assert interval_findings(EXAMPLE_TRUTH, (), np.zeros(0), (0.0075, None)) == []
     flat = EXAMPLE_TRUTH.with_(stribeck=())  # already extrapolated by the estimate alone
-    assert knee_findings(flat, speeds, 0.0075) == []
+    assert interval_findings(flat, (), speeds, (0.0075, None)) == []
     table = pd.DataFrame({"name": ["inertia"], "kind": "parameter", "unit": ["kg·m²"],
                           "estimate": [1.5], "std": [0.01], "lower": [1.48], "upper": [1.52]})
     empty = np.zeros(0)
     u = ParameterUncertainty("fast", 0.95, table, empty, empty, empty, empty, findings=[found])
     assert uncertainty_findings(u) == [found]
+
+
+def test_a_coulomb_level_only_the_interval_of_omega_s_leaves_in_the_rise_is_named():
+    """Records up to 0.3 rad/s are past the truth's Stribeck rise (Ω_s 0.08, δ 1.5: 0.4 % of
+    f_c left there), so f_c rests on data by the estimate; an interval of Ω_s up to
+    0.2 rad/s allows a rise that still adds 6 % of f_c there, and f_c is extrapolated: the
+    warning names the interval's end and a move that would show it, and f_c's interval opens
+    below (to 0). Up to 0.1 rad/s the interval adds nothing the estimate did not name."""
+    from sparsefric.simulate import paper_experiment
+    from sparsefric.steps import checks
+    from sparsefric.uncertainty.shifts import extrapolation_shifts
+
+    data = [prepare(paper_experiment(EXAMPLE_TRUTH, {"train": (0.03, 0.3)})["train"])]
+    fastest = checks.fastest_speed(data)
+    assert 0.29 < fastest < 0.32 and checks.coulomb_reach(EXAMPLE_TRUTH, fastest) == []
+    (found,) = interval_findings(EXAMPLE_TRUTH, data, np.zeros(0), (None, 0.2))
+    assert found.code == "coulomb_extrapolated"
+    assert "up to 0.2 rad/s" in found.message and "about 0.55 rad/s" in found.message
+    assert interval_findings(EXAMPLE_TRUTH, data, np.zeros(0), (None, 0.1)) == []
+    (open_,) = interval_findings(EXAMPLE_TRUTH, data, np.zeros(0), (None, np.inf))
+    assert "open above" in open_.message and "a faster move" in open_.message
+    assert "coulomb" not in extrapolation_shifts(EXAMPLE_TRUTH, data, omega_high=0.1)
+    np.testing.assert_allclose(extrapolation_shifts(EXAMPLE_TRUTH, data, omega_high=0.2)
+                               ["coulomb"], [-np.inf, checks.rise_above(EXAMPLE_TRUTH, fastest)])
+    slow = [prepare(paper_experiment(EXAMPLE_TRUTH, {"train": (0.03, 0.127)})["train"])]
+    assert interval_findings(EXAMPLE_TRUTH, slow, np.zeros(0), (None, 0.2)) == []

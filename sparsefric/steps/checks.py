@@ -383,7 +383,8 @@ def reach(model: JointModel, speeds: np.ndarray,
                     f"{slower_move(model, slowest):.2g} {u['qd']} would show the rise")]
 
 
-def coulomb_reach(model: JointModel, fastest: float) -> list[Finding]:
+def coulomb_reach(model: JointModel, fastest: float,
+                  omega_high: float | None = None) -> list[Finding]:
     """A Coulomb level that rests on no data (code ``coulomb_extrapolated``).
 
     ``fastest``: the fastest speed [rad/s] the records slide at (:func:`fastest_speed`). f_c is
@@ -395,20 +396,47 @@ def coulomb_reach(model: JointModel, fastest: float) -> list[Finding]:
     got f_c +51 % with the static curve within 0.5 % (``DESIGN.md`` §73). Sliding samples at any
     speed count, steady or not: above the Stribeck region the bristles settle within a fraction
     of a millimetre of travel, and fast passes often leave no constant-velocity point.
+
+    ``omega_high``: the upper end of Ω_s's interval [rad/s], where known (+∞ where open). The
+    same rise with its knee there still adding more than the limit at the fastest speed leaves
+    room for a decay the records end inside, and f_c is extrapolated too (``DESIGN.md`` §91).
     """
-    u = units(model.axis)
     if not (fastest > 0 and model.stribeck):
         return []
+    u = units(model.axis)
+    limit = COULOMB_RISE_LIMIT * max(model.coulomb, 0.0)
     rise = rise_above(model, fastest)
-    if not rise > COULOMB_RISE_LIMIT * max(model.coulomb, 0.0):
+    if rise > limit:
+        why = (f"at the fastest speed the records slide at, {fastest:.3g} {u['qd']}, the "
+               f"model's Stribeck rise still adds {_rise_share(model, rise)}")
+    elif omega_high is not None and (high := _rise_with_knee(model, fastest, omega_high)) > limit:
+        reach_ = (f"reaches up to {omega_high:.3g} {u['qd']}" if np.isfinite(omega_high)
+                  else "is open above")
+        why = (f"the interval of Ω_s {reach_}, and the model's Stribeck rise with its knee "
+               f"that high would still add {_rise_share(model, high)} at the fastest speed the "
+               f"records slide at, {fastest:.3g} {u['qd']}")
+    else:
         return []
-    share = f"{100 * rise / model.coulomb:.0f} % of f_c" if model.coulomb > 0 else "f_c is 0"
+    move = faster_move(model, omega_high)
     return [Finding("warning", "coulomb_extrapolated",
-                    f"the Coulomb level f_c = {model.coulomb:.4g} {u['tau']} is extrapolated: at "
-                    f"the fastest speed the records slide at, {fastest:.3g} {u['qd']}, the "
-                    f"model's Stribeck rise still adds {rise:.3g} {u['tau']} ({share}), so the "
-                    "level it decays to is its shape, not data; a move at about "
-                    f"{faster_move(model):.2g} {u['qd']} would show it")]
+                    f"the Coulomb level f_c = {model.coulomb:.4g} {u['tau']} is extrapolated: "
+                    f"{why}, so the level it decays to is its shape, not data; "
+                    + (f"a move at about {move:.2g} {u['qd']}" if np.isfinite(move)
+                       else "a faster move") + " would show it")]
+
+
+def _rise_share(model: JointModel, rise: float) -> str:
+    """``rise`` [N·m | N] with its share of f_c, for a message."""
+    share = f"{100 * rise / model.coulomb:.0f} % of f_c" if model.coulomb > 0 else "f_c is 0"
+    return f"{rise:.3g} {units(model.axis)['tau']} ({share})"
+
+
+def _rise_with_knee(model: JointModel, speed: float, omega: float) -> float:
+    """:func:`rise_above` ``speed`` of ``model``'s Stribeck terms with Ω_s = ``omega``
+    (their whole amplitude where ``omega`` is +∞)."""
+    if not np.isfinite(omega):
+        return float(sum(a for _, a in model.stribeck))
+    return rise_above(model.with_(stribeck_velocity=max(omega, model.stribeck_velocity)), speed)
 
 
 #: Quantile of |q̇| taken as the fastest speed the records slide at (not a single spike).
@@ -428,11 +456,13 @@ def rise_above(model: JointModel, speed: float) -> float:
     return float(stribeck_g(np.array([abs(speed)]), model.friction)[0] - model.coulomb)
 
 
-def faster_move(model: JointModel) -> float:
+def faster_move(model: JointModel, omega_high: float | None = None) -> float:
     """The steady speed [rad/s | m/s] at which every Stribeck term of ``model`` has decayed to
-    :data:`DECAYED` of its amplitude: Ω_s (ln 1/DECAYED)^{1/δ_min}."""
+    :data:`DECAYED` of its amplitude: Ω_s (ln 1/DECAYED)^{1/δ_min}, with Ω_s the upper end of
+    its interval ``omega_high`` where that is higher (+∞ where it is open)."""
     delta = min(d for d, _ in model.stribeck)
-    return model.stribeck_velocity * math.log(1.0 / DECAYED) ** (1.0 / delta)
+    omega = max(model.stribeck_velocity, omega_high or 0.0)
+    return omega * math.log(1.0 / DECAYED) ** (1.0 / delta)
 
 
 def unsettled(model: JointModel, prepared: Sequence[Prepared], settled: pd.DataFrame

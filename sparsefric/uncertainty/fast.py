@@ -40,7 +40,7 @@ from sparsefric.uncertainty.result import ParameterUncertainty
 from sparsefric.uncertainty.shifts import (
     clip_at_zero,
     extrapolation_shifts,
-    knee_findings,
+    interval_findings,
     open_unidentified,
     open_unresolved,
     reach,
@@ -304,8 +304,8 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
                          "std": sd[:k], "lower": lower[:k], "upper": upper[:k],
                          **{col: optima[i, :k] - derived[:k] for i, col in enumerate(GAPS)}})
     speeds = steady_speeds(data, base)
-    omega_low = _lower_end(params, "stribeck_velocity")
-    extrapolated = extrapolation_shifts(base, data, omega_low, speeds)
+    omega = _ends(params, "stribeck_velocity")
+    extrapolated = extrapolation_shifts(base, data, omega[0], speeds, omega[1])
     table = widen(widen(pd.concat([params, rows], ignore_index=True), shifts or {}),
                   extrapolated, "extrapolation_shift")
     table = widen(table, timing_bias(base, data), "timing_shift")
@@ -314,13 +314,18 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
                             checks.median_position_noise(data[0]))
     return ParameterUncertainty("fast", level, table, grid, derived[k:], lower[k:], upper[k:],
                                 lags=lags, covariance=cov, critical=c,
-                                findings=knee_findings(base, speeds, omega_low))
+                                findings=interval_findings(base, data, speeds, omega))
 
 
-def _lower_end(params: pd.DataFrame, name: str) -> float | None:
-    """The lower end of parameter ``name``'s interval (None without a finite positive one)."""
-    lower = params.loc[params["name"] == name, "lower"].to_numpy(float)
-    return float(lower[0]) if len(lower) and np.isfinite(lower[0]) and lower[0] > 0 else None
+def _ends(params: pd.DataFrame, name: str) -> tuple[float | None, float | None]:
+    """The ends of parameter ``name``'s interval: the lower where finite and positive, the
+    upper where positive (+∞ where open); None where not."""
+    row = params.loc[params["name"] == name, ["lower", "upper"]].to_numpy(float)
+    if not len(row):
+        return None, None
+    lower, upper = row[0]
+    return (float(lower) if np.isfinite(lower) and lower > 0 else None,
+            float(upper) if upper > 0 else None)
 
 
 def result_fast(result, data: Sequence[Prepared], level: float,

@@ -48,8 +48,8 @@ UNSTABLE = 0.5
 def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
     """Warnings about what the intervals show the data do not determine.
 
-    * the estimate's own ``findings``: an ``extrapolated`` break-away that only Ω_s's interval
-      shows (:func:`knee_findings`);
+    * the estimate's own ``findings``: an ``extrapolated`` break-away or a
+      ``coulomb_extrapolated`` f_c that only Ω_s's interval shows (:func:`interval_findings`);
     * ``wide_interval``: a checked parameter (:data:`CHECKED`) whose interval does not rule out
       an estimate off by more than its precision p (:data:`PRECISION`, else :data:`WIDE`) of
       the true value: lower < θ̂/(1 + p) or upper > θ̂/(1 − p), or an interval not finite —

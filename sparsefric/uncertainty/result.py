@@ -83,8 +83,9 @@ class ParameterUncertainty:
     critical : float, optional
         Fast only: the critical value c of the intervals (:func:`critical_value`) [-].
     findings : list of Finding
-        What the estimate found beyond its table: an ``extrapolated`` break-away that only
-        Ω_s's interval shows (:func:`knee_findings`); :func:`uncertainty_findings` reports them.
+        What the estimate found beyond its table: an ``extrapolated`` break-away or a
+        ``coulomb_extrapolated`` f_c that only Ω_s's interval shows
+        (:func:`interval_findings`); :func:`uncertainty_findings` reports them.
     """
 
     method: str

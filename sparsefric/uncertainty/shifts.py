@@ -20,7 +20,7 @@ from sparsefric.steps import checks
 __all__ = [
     "clip_at_zero",
     "extrapolation_shifts",
-    "knee_findings",
+    "interval_findings",
     "NONNEGATIVE",
     "open_unidentified",
     "open_unresolved",
@@ -138,7 +138,8 @@ def _open_bristles(table: pd.DataFrame, names: set[str],
 
 def extrapolation_shifts(model: JointModel, data: Sequence[Prepared],
                          omega_low: float | None = None,
-                         speeds: np.ndarray | None = None) -> dict[str, np.ndarray]:
+                         speeds: np.ndarray | None = None,
+                         omega_high: float | None = None) -> dict[str, np.ndarray]:
     """[−R, +∞) [N·m] for the break-away and g(0) when the break-away is extrapolated
     (:func:`sparsefric.steps.checks.reach` on the steady speeds of ``data``), R = g(0) − s·g(v)
     the model's rise below the slowest steady speed v (0 without a Stribeck term); (−∞, +R']
@@ -152,8 +153,9 @@ def extrapolation_shifts(model: JointModel, data: Sequence[Prepared],
     bound: a rise the records do not reach can be any height. Closed at +R, the intervals of
     seed 2024's joints 0–29 held the true break-away on 83 %, and every miss was an
     underestimate (−8 to −47 %) by a model with no Stribeck term or a flat one (``DESIGN.md``
-    §63). Empty when the break-away rests on data. ``omega_low``: the lower end of Ω_s's
-    interval [rad/s], for :func:`~sparsefric.steps.checks.reach`; ``speeds``: the steady
+    §63). Empty when the break-away rests on data. ``omega_low``, ``omega_high``: the ends of
+    Ω_s's interval [rad/s], for :func:`~sparsefric.steps.checks.reach` and
+    :func:`~sparsefric.steps.checks.coulomb_reach`; ``speeds``: the steady
     speeds of ``data`` where the caller has them (:func:`steady_speeds`). Where the records
     have steady moves but none long enough for the bristles to settle
     (:func:`~sparsefric.steps.checks.unsettled`), the break-away is open above from the
@@ -167,7 +169,7 @@ def extrapolation_shifts(model: JointModel, data: Sequence[Prepared],
     elif checks.settles_nowhere(data, speeds):  # checks.unsettled names it
         out["breakaway"] = out["g0"] = np.array([0.0, np.inf])
     fastest = checks.fastest_speed(data)
-    if checks.coulomb_reach(model, fastest):
+    if checks.coulomb_reach(model, fastest, omega_high):
         out["coulomb"] = np.array([-np.inf, checks.rise_above(model, fastest)])
     return out
 
@@ -178,14 +180,21 @@ def steady_speeds(data: Sequence[Prepared], model: JointModel) -> np.ndarray:
     return checks.steady_speeds(checks.cve_of(data, model))
 
 
-def knee_findings(model: JointModel, speeds: np.ndarray, omega_low: float | None
-                  ) -> list[Finding]:
-    """The ``extrapolated`` warning that only Ω_s's interval gives
-    (:func:`~sparsefric.steps.checks.reach` with ``omega_low``): the identification, which
-    knew the estimate alone, found the break-away on data."""
-    if not len(speeds) or checks.reach(model, speeds):
-        return []
-    return checks.reach(model, speeds, omega_low)
+def interval_findings(model: JointModel, data: Sequence[Prepared], speeds: np.ndarray,
+                      omega: tuple[float | None, float | None]) -> list[Finding]:
+    """The warnings that only Ω_s's interval ``omega`` = (lower, upper end) [rad/s | m/s]
+    gives: an ``extrapolated`` break-away where a knee at its lower end would lie below the
+    steady ``speeds`` of ``data`` (:func:`~sparsefric.steps.checks.reach`, ``DESIGN.md``
+    §81), a ``coulomb_extrapolated`` f_c where one at its upper end would leave the fastest
+    sliding speed inside the rise (:func:`~sparsefric.steps.checks.coulomb_reach`, §91). The
+    identification, which knew the estimate alone, found them on data."""
+    out = []
+    if len(speeds) and not checks.reach(model, speeds):
+        out += checks.reach(model, speeds, omega[0])
+    fastest = checks.fastest_speed(data)
+    if not checks.coulomb_reach(model, fastest):
+        out += checks.coulomb_reach(model, fastest, omega[1])
+    return out
 
 
 def open_unidentified(table: pd.DataFrame, names: set[str]) -> pd.DataFrame:
