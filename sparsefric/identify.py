@@ -250,17 +250,18 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
 
     ``progress(description)`` is called as each step finishes, with the next step's name.
 
-    Where the model misses the constant-velocity friction of a validation record
-    (:func:`~sparsefric.steps.checks.cve_misses`), that record shows a regime the training
-    records do not: the identification runs again with the validation records fitted, and
-    that model is kept if it misses fewer constant-velocity levels of all the records
-    (``DESIGN.md`` §70).
+    Where validation records are given and the model misses the constant-velocity friction
+    of any record (:func:`~sparsefric.steps.checks.cve_misses`), the identification runs
+    again with the validation records fitted, and that model is kept if it misses fewer
+    constant-velocity levels of all the records: a missed validation record shows a regime
+    the training records do not (``DESIGN.md`` §70), and a missed training level a term the
+    training records alone could not tell from the ones kept (§91).
     """
     result = _identify(train, validate, s, progress)
     if any(f.code == "validation_pooled" for f in result.findings):
         return result
     miss = checks.cve_misses(result.model, result.cve)
-    missed = _validation_records(result.cve, miss, validate or [])
+    missed = _missed_records(result.cve, miss) if validate else []
     if not missed:
         return result
     pooled = _identify(train, validate, s, lambda description: None, pool=True)
@@ -270,22 +271,16 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
     pooled.findings.append(Finding(
         "warning", "validation_pooled",
         f"the model fitted on the training records missed the constant-velocity friction of "
-        f"validation record{'s' * (len(missed) > 1)} {', '.join(missed)} ({before} speed "
+        f"record{'s' * (len(missed) > 1)} {', '.join(missed)} ({before} speed "
         f"level{'s' * (before > 1)} of all records missed); fitted with the validation "
         f"records too, it misses {after}: AICc scores the union in-sample, so judge the "
         "model on test data"))
     return pooled
 
 
-def _validation_records(cve: pd.DataFrame, miss: np.ndarray,
-                        validate: list[Trajectory]) -> list[str]:
-    """The validation records (pieces of them, where cut at jumps) among the CVE rows ``miss``
-    marks."""
-    names = {tr.name for tr in validate}
-    if not names or not miss.any():
-        return []
-    records = cve["trajectory"].astype(str)[miss]
-    return sorted({r for r in records if r in names or r.split("[")[0] in names})
+def _missed_records(cve: pd.DataFrame, miss: np.ndarray) -> list[str]:
+    """The records (pieces of them, where cut at jumps) of the CVE rows ``miss`` marks."""
+    return sorted(set(cve["trajectory"].astype(str)[miss]))
 
 
 def _identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Settings,
