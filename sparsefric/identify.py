@@ -437,7 +437,8 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
     found = (admissibility + checks.consistency(model, cve)
              + checks.reach(model, checks.steady_speeds(cve))
              + checks.unsettled(model, prepared, cve)
-             + checks.coulomb_reach(model, checks.fastest_speed(prepared)))
+             + (checks.coulomb_reach(model, checks.fastest_speed(prepared))
+                or checks.coulomb_levels(model, checks.steady_speeds(cve))))
     if model.kind == "lugre" and fitted is not None:
         found += checks.identifiability(*fitted)
         found += checks.resolution(model, checks.median_position_noise(prepared[0]))

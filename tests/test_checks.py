@@ -95,6 +95,33 @@ def test_coulomb_level_is_extrapolated_where_the_records_end_inside_the_stribeck
     assert checks.coulomb_reach(TRUTH, 0.0) == []
 
 
+def test_a_coulomb_level_from_one_steady_level_above_the_rise_is_not_separated():
+    """Above the Stribeck region a steady level measures f_c + τ_v(v): the paper's split gives
+    two there (1.75 and 2.13 rad/s), its training records alone one (0.127 rad/s is still in
+    the rise: 0.95 N·m, 5.3 % of f_c). With one, f_c's interval reaches from 0 to the friction
+    at that level (the model's viscous friction there, 24.4 N·m at 2.13 rad/s, on top)."""
+    from sparsefric.preprocessing import prepare
+    from sparsefric.simulate import paper_experiment
+    from sparsefric.uncertainty.shifts import extrapolation_shifts
+
+    assert checks.coulomb_levels(TRUTH, [0.03, 0.127, 1.75, 2.13]) == []
+    assert checks.coulomb_levels(TRUTH, [2.13, 0.03, 2.0]) != []  # within 10 %: one level
+    (one,) = checks.coulomb_levels(TRUTH, [0.03, 0.127, 2.13])
+    assert one.code == "coulomb_unseparated"
+    assert "f_c = 18 N·m" in one.message
+    assert "only one steady speed level, 2.13 rad/s" in one.message
+    assert checks.coulomb_levels(TRUTH, [0.03, 0.127]) == []  # coulomb_reach's, by the samples
+    assert checks.coulomb_levels(TRUTH, []) == []
+    plain = TRUTH.with_(stribeck=())  # every level is above a rise it does not have
+    assert checks.coulomb_levels(plain, [0.03, 0.127]) == []
+    assert checks.viscous_above(TRUTH, 2.13) == pytest.approx(9.0 * 2.13 + 0.8 * 2.13 ** 3)
+    assert checks.viscous_above(TRUTH.with_(viscous=((1, -1.0),)), 2.13) == 0.0
+    data = [prepare(paper_experiment(TRUTH, {"train": (0.127, 2.13)})["train"])]
+    shifts = extrapolation_shifts(TRUTH, data, speeds=np.array([0.03, 0.127, 2.13]))
+    np.testing.assert_allclose(shifts["coulomb"], [-np.inf, checks.viscous_above(TRUTH, 2.13)])
+    assert "coulomb" not in extrapolation_shifts(TRUTH, data, speeds=np.array([0.3, 1.75, 2.13]))
+
+
 def test_the_fastest_speed_counts_passes_that_leave_no_constant_velocity_point():
     """A zoo joint's records at 1.9 and 1.73 rad/s gave no CVE point (their steady parts too
     short), and the check of f_c took 0.127 rad/s for the fastest: a false alarm. The 99th

@@ -743,7 +743,8 @@ def test_an_extrapolated_coulomb_interval_reaches_zero_and_the_friction_at_the_f
     """Records at 0.03 and 0.1 rad/s end inside the truth's Stribeck rise (Ω_s 0.08): f_c's
     interval reaches from 0 (a rise decaying far above the data) to f_c plus what the rise
     adds at 0.1 rad/s (one decayed there), and the ``coulomb_extrapolated`` warning, not a
-    wide-interval one, names it. Up to 2.13 rad/s f_c rests on data."""
+    wide-interval one, names it. With two levels past the rise, at 1.75 and 2.13 rad/s, f_c
+    rests on data."""
     from sparsefric.simulate import paper_experiment
     from sparsefric.steps import checks
     from sparsefric.uncertainty.shifts import extrapolation_shifts
@@ -757,7 +758,7 @@ def test_an_extrapolated_coulomb_interval_reaches_zero_and_the_friction_at_the_f
     assert row.lower == 0.0 and row.extrapolated
     assert row.upper >= EXAMPLE_TRUTH.coulomb + 0.98 * rise
     assert not [f for f in uncertainty_findings(unc) if "Coulomb" in f.message]
-    fast = [prepare(paper_experiment(EXAMPLE_TRUTH, {"train": (0.03, 2.13)})["train"])]
+    fast = [prepare(paper_experiment(EXAMPLE_TRUTH, {"train": (0.03, 1.75, 2.13)})["train"])]
     assert "coulomb" not in extrapolation_shifts(EXAMPLE_TRUTH, fast)
 
 
@@ -886,8 +887,8 @@ def test_a_knee_only_the_interval_of_omega_s_allows_is_reported_once():
 
 
 def test_a_coulomb_level_only_the_interval_of_omega_s_leaves_in_the_rise_is_named():
-    """Records up to 0.3 rad/s are past the truth's Stribeck rise (Ω_s 0.08, δ 1.5: 0.4 % of
-    f_c left there), so f_c rests on data by the estimate; an interval of Ω_s up to
+    """Records at 0.25 and 0.3 rad/s are past the truth's Stribeck rise (Ω_s 0.08, δ 1.5: 0.4 %
+    of f_c left at 0.3), so f_c rests on data by the estimate; an interval of Ω_s up to
     0.2 rad/s allows a rise that still adds 6 % of f_c there, and f_c is extrapolated: the
     warning names the interval's end and a move that would show it, and f_c's interval opens
     below (to 0). Up to 0.1 rad/s the interval adds nothing the estimate did not name."""
@@ -895,7 +896,7 @@ def test_a_coulomb_level_only_the_interval_of_omega_s_leaves_in_the_rise_is_name
     from sparsefric.steps import checks
     from sparsefric.uncertainty.shifts import extrapolation_shifts
 
-    data = [prepare(paper_experiment(EXAMPLE_TRUTH, {"train": (0.03, 0.3)})["train"])]
+    data = [prepare(paper_experiment(EXAMPLE_TRUTH, {"train": (0.03, 0.25, 0.3)})["train"])]
     fastest = checks.fastest_speed(data)
     assert 0.29 < fastest < 0.32 and checks.coulomb_reach(EXAMPLE_TRUTH, fastest) == []
     (found,) = interval_findings(EXAMPLE_TRUTH, data, np.zeros(0), (None, 0.2))

@@ -439,6 +439,34 @@ def _rise_with_knee(model: JointModel, speed: float, omega: float) -> float:
     return rise_above(model.with_(stribeck_velocity=max(omega, model.stribeck_velocity)), speed)
 
 
+def coulomb_levels(model: JointModel, speeds: np.ndarray) -> list[Finding]:
+    """A Coulomb level that one steady speed level gives with the viscous friction (code
+    ``coulomb_unseparated``).
+
+    ``speeds``: the steady sliding speeds [rad/s] of the records (CVE levels). Above the
+    Stribeck region (where the model's terms add at most :data:`COULOMB_RISE_LIMIT` f_c) a
+    steady level measures f_c + τ_v(v); with one such level, the split between f_c and the
+    viscous slope is not measured, and the transients decide it. Over five zoo seeds f_c
+    was off by a median 0.5 % with three or more such levels, 3.1 % with two, 10.9 % with one
+    (4 of 13 beyond 25 %; a joint at +49 %, one whose curve was then 6 % off between its
+    levels, both unnamed; ``DESIGN.md`` §92). Empty without such a level: there
+    :func:`coulomb_reach` judges f_c by the sliding samples, steady or not.
+    """
+    speeds = np.sort(np.abs(np.asarray(speeds, dtype=float)))
+    if not len(speeds):
+        return []
+    above = speeds[[rise_above(model, v) <= COULOMB_RISE_LIMIT * max(model.coulomb, 0.0)
+                    for v in speeds]] if model.stribeck else speeds
+    if _levels(above) != 1:
+        return []
+    u = units(model.axis)
+    return [Finding("warning", "coulomb_unseparated",
+                    f"the Coulomb level f_c = {model.coulomb:.4g} {u['tau']} is not separated "
+                    f"from the viscous friction: only one steady speed level, {above[-1]:.3g} "
+                    f"{u['qd']}, lies above the Stribeck region, where the friction is "
+                    "f_c + τ_v(q̇); steady moves at two or more speeds there would separate them")]
+
+
 #: Quantile of |q̇| taken as the fastest speed the records slide at (not a single spike).
 FASTEST_QUANTILE = 0.99
 
@@ -454,6 +482,14 @@ def rise_above(model: JointModel, speed: float) -> float:
     """Σ A_i e^{−|v/Ω_s|^δ_i} [N·m | N]: what the model's Stribeck terms still add to f_c at
     the sliding speed ``speed`` [rad/s | m/s]."""
     return float(stribeck_g(np.array([abs(speed)]), model.friction)[0] - model.coulomb)
+
+
+def viscous_above(model: JointModel, speed: float) -> float:
+    """τ_v(v) [N·m | N], the model's viscous friction at the sliding speed ``speed``
+    [rad/s | m/s], where positive (0 where not): what of the friction there f_c may hold."""
+    v = np.array([abs(speed)])
+    viscous = model.static_friction(v, outside="ignore")[0] - stribeck_g(v, model.friction)[0]
+    return max(float(viscous), 0.0)
 
 
 def faster_move(model: JointModel, omega_high: float | None = None) -> float:

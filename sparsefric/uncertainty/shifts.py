@@ -146,7 +146,10 @@ def extrapolation_shifts(model: JointModel, data: Sequence[Prepared],
     for f_c when it is (:func:`sparsefric.steps.checks.coulomb_reach`), R' what the Stribeck
     terms still add at the fastest sliding speed: the truth's may have decayed there (f_c up to
     the friction there) or decay far above it (f_c down to 0, where :func:`clip_at_zero` stops
-    it; ``DESIGN.md`` §73).
+    it; ``DESIGN.md`` §73). Where one steady level above the Stribeck region gives f_c with the
+    viscous friction (:func:`~sparsefric.steps.checks.coulomb_levels`), (−∞, +R''] with R''
+    the model's viscous friction at the fastest steady level: f_c is anything up to the
+    friction there (§92).
 
     That rise is the model's shape where no record slides steadily, so the covariance says
     nothing about it. Below, the interval reaches no rise at all (§40). Above, the data set no
@@ -171,6 +174,8 @@ def extrapolation_shifts(model: JointModel, data: Sequence[Prepared],
     fastest = checks.fastest_speed(data)
     if checks.coulomb_reach(model, fastest, omega_high):
         out["coulomb"] = np.array([-np.inf, checks.rise_above(model, fastest)])
+    elif checks.coulomb_levels(model, speeds):
+        out["coulomb"] = np.array([-np.inf, checks.viscous_above(model, np.max(np.abs(speeds)))])
     return out
 
 
@@ -187,12 +192,14 @@ def interval_findings(model: JointModel, data: Sequence[Prepared], speeds: np.nd
     steady ``speeds`` of ``data`` (:func:`~sparsefric.steps.checks.reach`, ``DESIGN.md``
     §81), a ``coulomb_extrapolated`` f_c where one at its upper end would leave the fastest
     sliding speed inside the rise (:func:`~sparsefric.steps.checks.coulomb_reach`, §91). The
-    identification, which knew the estimate alone, found them on data."""
+    identification, which knew the estimate alone, found them on data (f_c: and not
+    unseparated from the viscous friction, :func:`~sparsefric.steps.checks.coulomb_levels`,
+    which names it already)."""
     out = []
     if len(speeds) and not checks.reach(model, speeds):
         out += checks.reach(model, speeds, omega[0])
     fastest = checks.fastest_speed(data)
-    if not checks.coulomb_reach(model, fastest):
+    if not (checks.coulomb_reach(model, fastest) or checks.coulomb_levels(model, speeds)):
         out += checks.coulomb_reach(model, fastest, omega[1])
     return out
 
