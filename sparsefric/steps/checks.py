@@ -32,6 +32,7 @@ from sparsefric.lugre import (
     sign_function,
     static_curve,
     stribeck_g,
+    viscous_at,
 )
 from sparsefric.model import JointModel, units
 from sparsefric.preprocessing import Prepared
@@ -404,7 +405,7 @@ def coulomb_reach(model: JointModel, fastest: float,
     if not (fastest > 0 and model.stribeck):
         return []
     u = units(model.axis)
-    limit = COULOMB_RISE_LIMIT * max(model.coulomb, 0.0)
+    limit = _coulomb_limit(model)
     rise = rise_above(model, fastest)
     if rise > limit:
         why = (f"at the fastest speed the records slide at, {fastest:.3g} {u['qd']}, the "
@@ -423,6 +424,11 @@ def coulomb_reach(model: JointModel, fastest: float,
                     f"{why}, so the level it decays to is its shape, not data; "
                     + (f"a move at about {move:.2g} {u['qd']}" if np.isfinite(move)
                        else "a faster move") + " would show it")]
+
+
+def _coulomb_limit(model: JointModel) -> float:
+    """:data:`COULOMB_RISE_LIMIT` f_c [N·m | N]: a Stribeck rise below it is decayed."""
+    return COULOMB_RISE_LIMIT * max(model.coulomb, 0.0)
 
 
 def _rise_share(model: JointModel, rise: float) -> str:
@@ -455,7 +461,7 @@ def coulomb_levels(model: JointModel, speeds: np.ndarray) -> list[Finding]:
     speeds = np.sort(np.abs(np.asarray(speeds, dtype=float)))
     if not len(speeds):
         return []
-    above = speeds[[rise_above(model, v) <= COULOMB_RISE_LIMIT * max(model.coulomb, 0.0)
+    above = speeds[[rise_above(model, v) <= _coulomb_limit(model)
                     for v in speeds]] if model.stribeck else speeds
     if _levels(above) != 1:
         return []
@@ -487,9 +493,8 @@ def rise_above(model: JointModel, speed: float) -> float:
 def viscous_above(model: JointModel, speed: float) -> float:
     """τ_v(v) [N·m | N], the model's viscous friction at the sliding speed ``speed``
     [rad/s | m/s], where positive (0 where not): what of the friction there f_c may hold."""
-    v = np.array([abs(speed)])
-    viscous = model.static_friction(v, outside="ignore")[0] - stribeck_g(v, model.friction)[0]
-    return max(float(viscous), 0.0)
+    f = model.friction
+    return max(float(viscous_at(abs(speed), f.powers, f.coefficients)), 0.0)
 
 
 def faster_move(model: JointModel, omega_high: float | None = None) -> float:
