@@ -420,9 +420,12 @@ def _refinement_note(result: IdentificationResult) -> str:
     if refinement is not None and refinement.table is not None:
         table = refinement.table.table
         row = table[table.selected].iloc[0]
-        kept = (f"replaced the first LuGre model after {len(refinement.runs)} round(s), each "
-                "from the last kept model" if refinement.refined else
-                "did not predict better and was not kept")
+        rounds = len(refinement.runs) - (refinement.merged is not None)
+        kept = (f"replaced the first LuGre model after {rounds} round(s), each from the last "
+                "kept model" if rounds else "did not predict better and was not kept")
+        if refinement.merged is not None:
+            kept += (f"; the model's Stribeck terms were then merged into one "
+                     f"(δ = {refinement.merged:g}), which predicts better")
         out.append(f'<p class="note">Refinement: with the converged bristle state, the sweep over '
                    f"every friction candidate (dynamic columns σ0 z/g·[1, e^…] and ż) selected "
                    f"{int(row.n_active)} terms at λ = {fmt(row['lambda'])}{_tie_note(table)}; "

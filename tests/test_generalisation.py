@@ -352,3 +352,20 @@ def test_a_missed_training_level_is_refitted_and_a_coulomb_level_the_interval_le
     assert lower == 0.0 and lower < spec.truth.coulomb < upper
     test = prepare(load_zoo().simulate_joint(spec).test)
     assert test.relative_error(est.model_) < 1.5 * test.relative_error(spec.truth)
+
+
+@pytest.mark.slow
+def test_a_pair_of_rises_the_sweep_prefers_is_merged_into_the_one_that_predicts_better():
+    """Zoo joint 6 of seed 2002588774 (a seed drawn at run time; the paper's split, truth one
+    rise δ 2.72, Ω_s 0.32 rad/s): the refinement's sweeps chose the rises δ = (0.5, 4), and
+    the break-away came out +8.6 % with no word (its interval held the truth). Re-iterated
+    with one rise, δ = 2.75 predicts the validation records 8 % better than the pair and is
+    kept (``DESIGN.md`` §93)."""
+    spec, est = _zoo_fit(2002588774, 6)
+    truth, model = spec.truth, est.model_
+    (rise,) = model.stribeck
+    assert 2.25 <= rise[0] <= 3.25
+    assert est.result_.lugre.refinement.merged == rise[0]
+    assert model.breakaway_torque() == pytest.approx(truth.breakaway_torque(), rel=0.03)
+    v = np.geomspace(0.03, 2.13, 50)  # the zoo's criterion: 3 % RMS over the recorded speeds
+    assert np.sqrt(np.mean((model.static_friction(v) / truth.static_friction(v) - 1) ** 2)) < 0.03

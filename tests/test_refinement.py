@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -34,6 +36,8 @@ def _scripted(monkeypatch, rounds: list[tuple[Structure, float, bool]]) -> list:
 
 def _refine(monkeypatch, patience: int, start: IterationResult):
     monkeypatch.setattr(refinement, "PATIENCE", patience)
+    # the rounds alone: the merge of the kept model's rises is tested on its own below
+    monkeypatch.setattr(refinement, "merge_rises", lambda out, *_args: out)
     return refinement.refine(start, _structure(0.5), _structure(0.5, 1.0, 1.5), None, None,
                              validate=None, settings=IterationSettings(), rule=None,
                              tau_norm=1.0)
@@ -91,6 +95,44 @@ def test_a_round_that_predicts_alike_is_kept_where_it_meets_the_steady_levels():
     assert not refinement._improves(run, 10.0 * (1 + 2 * refinement.TIE_ERROR), 10.0, kept,
                                     levels)
     assert not refinement._improves(kept, alike, 10.0, run, levels)  # meets them worse
+
+
+def _rises(*deltas: float, error: float, admissible: bool = True) -> IterationResult:
+    params = replace(EXAMPLE_TRUTH.friction, deltas=np.array(deltas),
+                     amplitudes=np.full(len(deltas), 1.0))
+    return IterationResult(params=params, error=error,
+                           violations=() if admissible else ("σ1 < 0",))
+
+
+def test_a_pair_of_rises_gives_way_to_the_one_rise_that_predicts_better(monkeypatch):
+    """The kept model's two rises are re-iterated as one of each exponent of the pool: the
+    admissible run that predicts best replaces the model where it predicts better (an
+    inadmissible one that predicts better still is passed over), with the merge in the run's
+    reason; where none predicts better, or the model has one rise, nothing changes."""
+    monkeypatch.setattr(refinement, "run_error", lambda run, _check: run.error)
+    pool = _structure(0.5, 1.0, 2.75, 4.0)
+
+    def merge(kept: IterationResult, singles: list[IterationResult]) -> refinement.Refinement:
+        calls = []
+        monkeypatch.setattr(refinement, "_single_rises",
+                            lambda best, *_args: calls.append(best) or singles)
+        out = refinement.merge_rises(refinement.Refinement(kept), pool, None, None,
+                                     IterationSettings(), 1.0)
+        assert calls == ([kept] if len(kept.params.deltas) > 1 else [])
+        return out
+
+    pair = _rises(0.5, 4.0, error=10.0)
+    out = merge(pair, [_rises(1.0, error=12.0), _rises(2.75, error=9.0),
+                       _rises(4.0, error=8.0, admissible=False)])
+    assert out.best.params.deltas.tolist() == [2.75] and out.merged == 2.75
+    assert out.runs == [out.best] and out.refined
+    assert out.best.reason.endswith("the 2 Stribeck terms merged into one (δ = 2.75), "
+                                    "which predicts better")
+    out = merge(_rises(0.5, 4.0, error=10.0), [_rises(2.75, error=10.5)])
+    assert out.best.params.deltas.tolist() == [0.5, 4.0] and out.merged is None
+    assert not out.refined
+    single = _rises(1.5, error=10.0)
+    assert merge(single, [_rises(2.75, error=1.0)]).best is single
 
 
 @pytest.mark.slow

@@ -250,3 +250,27 @@ def test_the_refinement_note_says_where_the_steady_levels_broke_a_tie_of_aicc():
     assert "1.5 above the AICc minimum" in note and "χ² 3 against 48" in note
     assert _tie_note(table.assign(aic_r=[0.0, 1.5, 4.0], selected=[True, False, False])) == ""
     assert _tie_note(table.drop(columns="steady_chi2")) == ""
+
+
+def test_the_refinement_note_counts_the_rounds_and_names_a_merge_of_the_rises():
+    from types import SimpleNamespace
+
+    from sparsefric.report import _refinement_note
+    from sparsefric.steps.refinement import Refinement
+
+    table = SimpleNamespace(table=pd.DataFrame({"n_active": [5], "lambda": [0.3], "aicc": [1.0],
+                                                "aic_r": [0.0], "selected": [True]}))
+
+    def note(runs: int, merged: float | None) -> str:
+        refinement = Refinement(best=None, table=table, runs=[None] * runs, merged=merged)
+        return _refinement_note(SimpleNamespace(lugre=SimpleNamespace(refinement=refinement),
+                                                warnings=[]))
+
+    assert "replaced the first LuGre model after 2 round(s)" in note(2, None)
+    assert "merged" not in note(2, None)
+    merged = note(3, 2.75)
+    assert "after 2 round(s)" in merged
+    assert "Stribeck terms were then merged into one (δ = 2.75), which predicts better" in merged
+    assert "did not predict better and was not kept; the model's Stribeck terms were then " \
+           "merged into one (δ = 0.5)" in note(1, 0.5)
+    assert "did not predict better and was not kept." in note(0, None)

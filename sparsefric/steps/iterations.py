@@ -704,6 +704,15 @@ def select_run(runs: Sequence[IterationResult],
     raise ValueError("no runs")
 
 
+def share_between_threads(data: FrictionData, starts: Sequence[FrictionParams],
+                          settings: IterationSettings) -> None:
+    """Fill the lazily computed parts of ``data`` that runs from ``starts`` read, so that
+    threads running them side by side only read it."""
+    for powers in {tuple(int(p) for p in start.powers) for start in starts}:
+        data.regression(powers, settings.refit_rigid)
+    data.tau_c, data.shape_speeds  # noqa: B018 - computed before the threads share data
+
+
 def multistart(starts: Sequence[FrictionParams], structure: Structure, data: FrictionData,
                settings: IterationSettings, tau_norm: float,
                after_run: Callable[[int], None] | None = None) -> list[IterationResult]:
@@ -712,9 +721,7 @@ def multistart(starts: Sequence[FrictionParams], structure: Structure, data: Fri
     The runs are independent: they share only ``data`` (read-only once its lazily computed
     parts are filled in here) and run side by side (:func:`sparsefric.threads.in_parallel`).
     """
-    for powers in {tuple(int(p) for p in start.powers) for start in starts}:
-        data.regression(powers, settings.refit_rigid)
-    data.tau_c, data.shape_speeds  # noqa: B018 - computed before the threads share data
+    share_between_threads(data, starts, settings)
 
     def run(start: FrictionParams) -> IterationResult:
         return run_iterations(start, structure, data, settings, tau_norm)
