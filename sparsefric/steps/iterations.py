@@ -704,30 +704,25 @@ def select_run(runs: Sequence[IterationResult],
     raise ValueError("no runs")
 
 
-def share_between_threads(data: FrictionData, starts: Sequence[FrictionParams],
-                          settings: IterationSettings) -> None:
-    """Fill the lazily computed parts of ``data`` that runs from ``starts`` read, so that
-    threads running them side by side only read it."""
-    for powers in {tuple(int(p) for p in start.powers) for start in starts}:
-        data.regression(powers, settings.refit_rigid)
-    data.tau_c, data.shape_speeds  # noqa: B018 - computed before the threads share data
-
-
-def multistart(starts: Sequence[FrictionParams], structure: Structure, data: FrictionData,
-               settings: IterationSettings, tau_norm: float,
+def multistart(starts: Sequence[FrictionParams], structure: Structure | Sequence[Structure],
+               data: FrictionData, settings: IterationSettings, tau_norm: float,
                after_run: Callable[[int], None] | None = None) -> list[IterationResult]:
-    """:func:`run_iterations` from every start (one σ0 each); ``after_run(i)`` after run i.
+    """:func:`run_iterations` from every start (one σ0 each) with ``structure``, or with
+    ``structure[i]`` from start i; ``after_run(i)`` after run i.
 
     The runs are independent: they share only ``data`` (read-only once its lazily computed
     parts are filled in here) and run side by side (:func:`sparsefric.threads.in_parallel`).
     """
-    share_between_threads(data, starts, settings)
+    structures = [structure] * len(starts) if isinstance(structure, Structure) else structure
+    for powers in {tuple(int(p) for p in start.powers) for start in starts}:
+        data.regression(powers, settings.refit_rigid)
+    data.tau_c, data.shape_speeds  # noqa: B018 - computed before the threads share data
 
-    def run(start: FrictionParams) -> IterationResult:
-        return run_iterations(start, structure, data, settings, tau_norm)
+    def run(task: tuple[FrictionParams, Structure]) -> IterationResult:
+        return run_iterations(*task[:2], data, settings, tau_norm)
 
     runs = []
-    for i, result in enumerate(in_parallel(run, starts)):
+    for i, result in enumerate(in_parallel(run, list(zip(starts, structures, strict=True)))):
         runs.append(result)
         if after_run is not None:
             after_run(i)

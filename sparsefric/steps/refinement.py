@@ -28,13 +28,12 @@ from sparsefric.steps.iterations import (
     IterationSettings,
     Structure,
     dynamic_signals,
+    multistart,
     outer_library,
     params_from_coefficients,
     run_error,
     run_iterations,
-    share_between_threads,
 )
-from sparsefric.threads import in_parallel
 
 #: Rounds in a row that may predict no better before the refinement stops. A round that does
 #: not predict better still carries its structure's g(q̇) into the columns of the next, which
@@ -132,11 +131,11 @@ def merge_rises(out: Refinement, pool: Structure, train: FrictionData, check: Fr
     bristle state z of the previous model: a pair of rises, the flattest δ = 0.5 with a steep
     one, then fits better than any single rise, whose columns were built with the pair's z.
     Such pairs came out on 20 zoo fits of one-rise truths (seven seeds, 280 joints), 15 with
-    δ = 0.5, and their break-away torques ran high (median +7.8 %): the flat rise keeps
-    rising below the slowest steady speed. Re-iterated with its own z, the single rise predicts the
+    δ = 0.5, and their break-away torques ran high (median +7.8 %): the flat rise keeps rising
+    below the slowest steady speed. Re-iterated with its own z, the single rise predicts the
     validation records better on some of them: a run-time zoo joint (truth δ 2.72) came out
     with δ = (0.5, 4) and the break-away +8.6 %; merged into δ = 2.75 it predicts the
-    validation torque 8 % better and the break-away is +1.5 % (``DESIGN.md`` §93).
+    validation torque 8 % better and the break-away is +1.4 % (``DESIGN.md`` §93).
     """
     best = out.best
     if len(best.params.deltas) < 2:
@@ -163,16 +162,11 @@ def _single_rises(best: IterationResult, pool: Structure, train: FrictionData,
     """The iterations of ``best``'s model with one Stribeck term of each exponent of ``pool``
     (amplitude the sum of its terms'), side by side on threads."""
     p = best.params
-    data = train.with_rigid(best.rigid)
+    powers = tuple(int(x) for x in p.powers)
     starts = [replace(p, deltas=np.array([d]), amplitudes=np.array([p.amplitudes.sum()]))
               for d in pool.deltas]
-    share_between_threads(data, starts, settings)
-    powers = tuple(int(x) for x in p.powers)
-
-    def run(start) -> IterationResult:
-        structure = Structure(powers, (float(start.deltas[0]),), pool.tanh_k, pool.axis)
-        return run_iterations(start, structure, data, settings, tau_norm)
-    return list(in_parallel(run, starts))
+    structures = [Structure(powers, (d,), pool.tanh_k, pool.axis) for d in pool.deltas]
+    return multistart(starts, structures, train.with_rigid(best.rigid), settings, tau_norm)
 
 
 #: Relative difference of two rounds' prediction errors within which they predict alike: the
