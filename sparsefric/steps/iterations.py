@@ -719,7 +719,7 @@ def multistart(starts: Sequence[FrictionParams], structure: Structure | Sequence
     data.tau_c, data.shape_speeds  # noqa: B018 - computed before the threads share data
 
     def run(task: tuple[FrictionParams, Structure]) -> IterationResult:
-        return run_iterations(*task[:2], data, settings, tau_norm)
+        return run_iterations(*task, data, settings, tau_norm)
 
     runs = []
     for i, result in enumerate(in_parallel(run, list(zip(starts, structures, strict=True)))):
