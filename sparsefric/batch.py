@@ -526,19 +526,28 @@ def _joint_row(res: JointResult) -> dict[str, Any]:
     return row
 
 
-def robust_z(values: np.ndarray) -> np.ndarray:
-    """Robust z-scores 0.6745 (x − median)/MAD (Iglewicz & Hoaglin), NaN-aware.
+#: Least spread of a parameter across joints, relative to its median [-]: joints that agree
+#: to better than this (e.g. the same data identified twice) have no meaningful scatter.
+SPREAD_FLOOR = 0.01
+
+
+def robust_z(values: np.ndarray, floor: float = SPREAD_FLOOR) -> np.ndarray:
+    """Robust z-scores (x − median)/s with s = MAD/0.6745 (Iglewicz & Hoaglin), NaN-aware.
 
     Parameters
     ----------
     values : ndarray
         One parameter across joints (any unit); NaN entries are ignored and stay NaN.
+    floor : float
+        Least spread s relative to |median| [-] (:data:`SPREAD_FLOOR`).
 
     Returns
     -------
     ndarray
-        Dimensionless scores; NaN for fewer than 3 finite values; where MAD = 0 the mean
-        absolute deviation (× 1.2533) replaces it, and if that is 0 too every score is 0.
+        Dimensionless scores; NaN for fewer than 3 finite values. Where the MAD is below the
+        floor (most joints agree) the mean absolute deviation (× 1.2533) replaces it, and s
+        is never below ``floor`` × |median|, so that a difference of a fraction of a percent
+        does not score as an outlier; if s is 0 (every value 0) every score is 0.
     """
     x = np.asarray(values, dtype=float)
     ok = np.isfinite(x)
@@ -546,12 +555,12 @@ def robust_z(values: np.ndarray) -> np.ndarray:
     if ok.sum() < 3:
         return z
     med = np.median(x[ok])
-    mad = np.median(np.abs(x[ok] - med))
-    if mad > 0:
-        z[ok] = 0.6745 * (x[ok] - med) / mad
-        return z
-    mean_ad = np.mean(np.abs(x[ok] - med))
-    z[ok] = (x[ok] - med) / (1.253314 * mean_ad) if mean_ad > 0 else 0.0
+    dev = np.abs(x[ok] - med)
+    least = floor * abs(med)
+    scale = np.median(dev) / 0.6745
+    if scale <= least:
+        scale = max(1.253314 * np.mean(dev), least)
+    z[ok] = (x[ok] - med) / scale if scale > 0 else 0.0
     return z
 
 
@@ -726,7 +735,8 @@ def _summary_html(df: pd.DataFrame, outlier_z: float, outlier_ratio: float) -> s
             f"<body>\n<h1>sparsefric batch summary</h1><p>{len(df)} joints: {counts}.</p>"
             f'<p class="note">Parameters in the units of each joint\'s axis (revolute: '
             f"N·m, rad/s, N·m·s/rad, N·m/rad; prismatic: N, m/s, N·s/m, N/m). z_*: robust "
-            f"z-score 0.6745 (x − median)/MAD across joints of the same axis; ratio_*: the "
+            f"z-score 0.6745 (x − median)/MAD across joints of the same axis, the spread "
+            f"taken as at least {100 * SPREAD_FLOOR:g} % of the median; ratio_*: the "
             f"value over the median of the other joints; highlighted where |z| &gt; "
             f"{outlier_z:g} or the ratio is ≥ {outlier_ratio:g} or ≤ {1 / outlier_ratio:.3g}. "
             f"‖τ − τ̂‖/‖τ‖ of the final model. run: this run, or kept from an earlier run "

@@ -14,6 +14,7 @@ from sparsefric.batch import (
     count_text,
     flag_reasons,
     ratio_to_others,
+    robust_z,
     summary_table,
     write_summary,
 )
@@ -77,3 +78,27 @@ def test_summary_page_draws_the_fleet_and_shows_percentages(tmp_path):
 def test_two_joints_apart_by_half_are_not_judged_without_a_fleet():
     table = summary_table([_joint("a", 18.0), _joint("b", 30.0)])
     assert (table["flagged"] == "").all() and table["ratio_breakaway"].isna().all()
+
+
+def test_joints_that_agree_exactly_give_no_runaway_z_score():
+    """Four joints identified from the same data (equal to rounding) and a fifth 16 % above:
+    the spread is floored at 1 % of the median, so the z-score stays a few units (not 1e12),
+    and a difference of 0.1 % is not an outlier at all."""
+    same = 21.162261273556872 * (1 + np.array([0.0, 1e-15, -1e-15, 2e-15]))
+    for odd in (1.16, 0.84):
+        z = robust_z(np.append(same, odd * same[0]))
+        assert 3.5 < abs(z[4]) < 6 and np.sign(z[4]) == np.sign(odd - 1)
+        assert np.all(np.abs(z[:4]) < 1e-6)
+    z = robust_z(np.append(same, 1.001 * same[0]))
+    assert abs(z[4]) < 0.2
+    z = robust_z(np.append(np.full(4, 21.0), 21.021))  # exactly equal: the mean-deviation case
+    assert abs(z[4]) < 0.2
+
+
+def test_a_fleet_that_agrees_flags_no_one_for_a_tiny_difference():
+    fleet = [_joint(f"j{i}", 18.0) for i in range(4)]
+    table = summary_table([*fleet, _joint("odd", 18.0 * 1.002)]).set_index("joint")
+    assert abs(table.loc["odd", "z_coulomb"]) < 0.5
+    assert (table["flagged"] == "").all()
+    z = robust_z(np.array([10.0, 10.5, 9.8, 10.2, 30.0]))  # a scattered fleet: MAD 0.3 rules
+    assert z[4] == pytest.approx(0.6745 * 19.8 / 0.3, rel=1e-9)
