@@ -12,18 +12,22 @@ and ``test`` are optional; every other column is an identification option (see
 folder. Each joint is identified in its own process (``--workers N``) or as one task on a
 Dask distributed cluster (``--scheduler tcp://HOST:PORT``; the workers must see the same file
 system) and written to ``DIR/<joint>/`` exactly like ``sparsefric identify`` (staged, then moved
-into place, ``model.json`` last) plus ``summary.json``. A joint whose ``model.json`` already
-exists is kept unless ``--force``: it stays ``ok`` with the timing of the run that identified it
-(column ``run``: ``earlier``). A failing joint is reported in the summary and does not stop the
-others. ``DIR/summary.csv`` and ``DIR/summary.html`` compare the joints: active terms,
-parameters, torque errors, robust z-scores of the friction parameters and their ratio to the
-median of the other joints, flagging the joints whose friction stands out; the HTML page draws
-the friction curves of all joints overlaid and a strip plot per friction parameter.
+into place, ``model.json`` last) plus ``summary.json`` and ``inputs.json`` (the row's options and
+the size, time and SHA-256 of its files). A joint whose ``model.json`` already exists is kept
+unless ``--force``, as long as its row and the content of its files are those ``inputs.json``
+records: it stays ``ok`` with the timing of the run that identified it (column ``run``:
+``earlier``); otherwise it is redone (column ``redone``: why). A failing joint is reported in
+the summary and does not stop the others. ``DIR/summary.csv`` and ``DIR/summary.html`` compare
+the joints: active terms, parameters, torque errors, robust z-scores of the friction parameters
+and their ratio to the median of the other joints, flagging the joints whose friction stands
+out; the HTML page draws the friction curves of all joints overlaid and a strip plot per
+friction parameter.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import html
 import json
 import math
@@ -35,7 +39,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -168,8 +172,10 @@ class JointResult:
         Wall time [s] of the identification (of the earlier run for a kept joint; NaN when
         that run's summary.csv is gone).
     earlier : bool
-        The joint's results were kept from an earlier run (``model.json`` present, no
-        ``force``).
+        The joint's results were kept from an earlier run (``model.json`` present, row and
+        files unchanged, no ``force``).
+    redone : str
+        Why an earlier run's results were not kept (:func:`inputs_changed`; "" otherwise).
     """
 
     joint: str
@@ -178,6 +184,7 @@ class JointResult:
     summary: dict = field(default_factory=dict)
     seconds: float = 0.0
     earlier: bool = False
+    redone: str = ""
 
 
 def _where(manifest: Path, line: int, column: str | None = None) -> str:
@@ -287,6 +294,114 @@ def read_manifest(manifest: str | os.PathLike) -> list[JointSpec]:
     return specs
 
 
+# ------------------------------------------------------------------------------ inputs record
+#: The record, in a joint's folder, of the manifest row and files its results came from.
+INPUTS_NAME = "inputs.json"
+_INPUTS_FORMAT = "sparsefric-batch-inputs/1"
+#: :func:`inputs_changed` of results that an earlier version wrote without a record.
+UNRECORDED = "the earlier run recorded no inputs"
+
+
+def _sha256(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _file_record(path: str, known: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Name, size, modification time and SHA-256 of one input file; the hash of ``known`` (an
+    earlier record of the same path) is reused when its size and time are unchanged."""
+    st = os.stat(path)
+    rec = {"path": path, "name": Path(path).name, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    same = known is not None and all(known.get(k) == rec[k] for k in ("path", "size",
+                                                                       "mtime_ns"))
+    rec["sha256"] = known["sha256"] if same else _sha256(path)
+    return rec
+
+
+def _plain(value: Any) -> Any:
+    """A manifest value as JSON would give it back (tuples and arrays as lists)."""
+    return json.loads(json.dumps(value, sort_keys=True, default=lambda v: np.asarray(v).tolist()))
+
+
+def inputs_record(spec: JointSpec, known: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What a joint's results depend on: the row's options and its files' content.
+
+    Parameters
+    ----------
+    spec : JointSpec
+        The manifest row.
+    known : mapping, optional
+        An earlier record: a file's hash is reused where its path, size and modification time
+        are unchanged (the file is not read again).
+
+    Returns
+    -------
+    dict
+        ``options`` (estimator and loading options of the row) and ``files`` (per column
+        ``train``, ``validate``, ``test``: the files' records in manifest order).
+    """
+    earlier = {f["path"]: f for col in (known or {}).get("files", {}).values() for f in col
+               if isinstance(f, dict) and "path" in f}
+    files = {col: [_file_record(p, earlier.get(p)) for p in getattr(spec, col)]
+             for col in FILE_COLUMNS}
+    return {"format": _INPUTS_FORMAT,
+            "options": _plain({**spec.options, **spec.load}), "files": files}
+
+
+def _file_changes(col: str, old: list, new: list) -> str:
+    if [f.get("name") for f in old] != [f["name"] for f in new]:
+        return f"{col} files changed"
+    changed = [f["name"] for f, g in zip(new, old, strict=True) if f["sha256"] != g.get("sha256")]
+    if not changed:
+        return ""
+    return f"{col} file{'s' if len(changed) > 1 else ''} {', '.join(changed)} changed"
+
+
+def inputs_changed(spec: JointSpec, folder: Path) -> str:
+    """Why the results in ``folder`` (complete: ``model.json`` present) are not those of the
+    row ``spec`` and its files as they are now; "" when they are.
+
+    Parameters
+    ----------
+    spec : JointSpec
+        The manifest row.
+    folder : Path
+        The joint's output folder.
+
+    Returns
+    -------
+    str
+        E.g. "options model, nu changed" or "train file a.csv changed"; :data:`UNRECORDED`
+        when ``inputs.json`` is absent or unreadable; "" when nothing changed. Files are
+        compared by name and content (moving the data keeps the results).
+    """
+    try:
+        old = json.loads((folder / INPUTS_NAME).read_text(encoding="utf-8"))
+        model_hash = _sha256(folder / "model.json")
+    except (OSError, ValueError):
+        return UNRECORDED
+    if not isinstance(old, dict) or old.get("format") != _INPUTS_FORMAT:
+        return UNRECORDED
+    if old.get("model_sha256") != model_hash:
+        return "model.json is not the one the record belongs to"
+    try:
+        new = inputs_record(spec, old)
+    except OSError as exc:
+        return f"an input file cannot be read ({_one_line(exc)})"
+    opts, before = new["options"], old.get("options", {})
+    keys = sorted(k for k in {*opts, *before} if opts.get(k) != before.get(k))
+    if keys:
+        return f"option{'s' if len(keys) > 1 else ''} {', '.join(keys)} changed"
+    for col in FILE_COLUMNS:
+        why = _file_changes(col, old.get("files", {}).get(col, []), new["files"][col])
+        if why:
+            return why
+    return ""
+
+
 # ------------------------------------------------------------------------------ one joint
 def _write_joint(result: IdentificationResult, stage: Path, train, validate, test,
                  title: str) -> dict:
@@ -322,6 +437,7 @@ def identify_joint(spec: JointSpec, out_dir: str) -> JointResult:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            record = inputs_record(spec)  # before reading: a file changed later gets redone
             train = load_with(spec.train, spec.load)
             validate = load_with(spec.validate, spec.load) if spec.validate else None
             test = load_with(spec.test, spec.load) if spec.test else None
@@ -331,8 +447,10 @@ def identify_joint(spec: JointSpec, out_dir: str) -> JointResult:
             def work(stage: Path) -> None:
                 box["summary"] = _write_joint(result, stage, train, validate, test,
                                               f"sparsefric identification report — {spec.joint}")
+                record["model_sha256"] = _sha256(stage / "model.json")
+                write_text(stage / INPUTS_NAME, json.dumps(record, indent=1))
 
-            staged(Path(out_dir) / spec.joint, work, RESULT_NAMES)
+            staged(Path(out_dir) / spec.joint, work, (*RESULT_NAMES, INPUTS_NAME))
     except Exception as exc:  # noqa: BLE001 - one joint's failure must not stop the batch
         return JointResult(spec.joint, "failed", _one_line(exc),
                            seconds=time.perf_counter() - start)
@@ -412,6 +530,19 @@ def _run_dask(specs: list[JointSpec], out: str, scheduler: str,
                 report(JointResult(futures[fut].joint, "failed", _one_line(exc)))
 
 
+def _to_do(specs: list[JointSpec], out: Path,
+           force: bool) -> tuple[list[JointSpec], dict[str, str]]:
+    """The joints to identify, and joint → why for those whose earlier results are not kept."""
+    todo, redone = [], {}
+    for s in specs:
+        if force or not (out / s.joint / "model.json").is_file():
+            todo.append(s)
+        elif why := inputs_changed(s, out / s.joint):
+            todo.append(s)
+            redone[s.joint] = why
+    return todo, redone
+
+
 def run_batch_specs(specs: list[JointSpec], out_dir: str | os.PathLike, *, workers: int = 1,
                     scheduler: str | None = None, force: bool = False, progress: bool = True,
                     outlier_z: float = DEFAULT_OUTLIER_Z,
@@ -430,7 +561,7 @@ def run_batch_specs(specs: list[JointSpec], out_dir: str | os.PathLike, *, worke
         Address of a Dask distributed scheduler (``tcp://host:port``); one task per joint.
     force : bool
         Redo joints whose ``model.json`` exists (else they are kept, with their status and
-        timing).
+        timing, unless their row or files changed since: :func:`inputs_changed`).
     progress : bool
         Show a tqdm progress bar on stderr (only when stderr is a terminal).
     outlier_z : float
@@ -447,18 +578,17 @@ def run_batch_specs(specs: list[JointSpec], out_dir: str | os.PathLike, *, worke
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, JointResult] = {}
-    todo = []
+    todo, redone = _to_do(specs, out, force)
     seconds = _earlier_seconds(out)
+    again = {s.joint for s in todo}
     for s in specs:
-        if not force and (out / s.joint / "model.json").is_file():
+        if s.joint not in again:
             results[s.joint] = _previous(s, out, seconds)
-        else:
-            todo.append(s)
     bar = tqdm(total=len(specs), initial=len(specs) - len(todo), unit="joint", desc="joints",
                disable=not (progress and sys.stderr.isatty()), file=sys.stderr)
 
     def report(res: JointResult) -> None:
-        results[res.joint] = res
+        results[res.joint] = replace(res, redone=redone.get(res.joint, ""))
         bar.set_postfix_str(f"{res.joint}: {res.status}")
         bar.update(1)
 
@@ -505,7 +635,8 @@ def _model_columns(model: dict) -> dict[str, Any]:
 
 def _joint_row(res: JointResult) -> dict[str, Any]:
     row: dict[str, Any] = {"joint": res.joint, "status": res.status,
-                           "run": "earlier" if res.earlier else "this", "error": res.error,
+                           "run": "earlier" if res.earlier else "this", "redone": res.redone,
+                           "error": res.error,
                            "seconds": round(res.seconds, 2)}
     s = res.summary
     if not s.get("model"):
@@ -613,7 +744,8 @@ def summary_table(results: list[JointResult], outlier_z: float = DEFAULT_OUTLIER
     Returns
     -------
     DataFrame
-        Columns joint, status, run (``this`` or ``earlier``), error, seconds, converged,
+        Columns joint, status, run (``this`` or ``earlier``), redone (why an earlier result
+        was not kept, or ""), error, seconds, converged,
         warnings (how many the fit gave), active_terms (of the final model), n_active,
         lambda, axis, kind, parameters (units of the joint's axis: N·m, rad/s… or N,
         m/s…), ``*_rel_rms`` per data set [-],
@@ -647,7 +779,7 @@ th{background:#f0f0f0;position:sticky;top:0}td{text-align:right}td.l{text-align:
 tr.failed td{background:#fde8e8}td.flag{background:#ffe9a8;font-weight:bold}
 .note{color:#555;font-size:0.9em}
 """
-_SHOWN = ("joint", "status", "run", "converged", "active_terms", "inertia", "gravity_cos",
+_SHOWN = ("joint", "status", "run", "redone", "converged", "active_terms", "inertia", "gravity_cos",
           "gravity_sin", "coulomb", "breakaway", "stribeck_velocity", "viscous", "sigma0",
           "sigma1", "train_rel_rms", "validate_rel_rms", "test_rel_rms",
           *(f"z_{n}" for n in COMPARED), *(f"ratio_{n}" for n in COMPARED), "flagged",
@@ -740,7 +872,8 @@ def _summary_html(df: pd.DataFrame, outlier_z: float, outlier_ratio: float) -> s
             f"value over the median of the other joints; highlighted where |z| &gt; "
             f"{outlier_z:g} or the ratio is ≥ {outlier_ratio:g} or ≤ {1 / outlier_ratio:.3g}. "
             f"‖τ − τ̂‖/‖τ‖ of the final model. run: this run, or kept from an earlier run "
-            f"(with its timing).</p>\n"
+            f"(with its timing); redone: why an earlier run's results were not kept (the "
+            f"joint's row or files changed).</p>\n"
             f"<h2>Friction that stands out</h2>{_items(df[df['flagged'] != ''], 'flagged')}\n"
             f"<h2>Failed joints</h2>{_items(df[df['status'] == 'failed'], 'error')}\n"
             f"<h2>The fleet</h2>{_fleet_figures(df, limits)}\n"
@@ -748,11 +881,22 @@ def _summary_html(df: pd.DataFrame, outlier_z: float, outlier_ratio: float) -> s
 
 
 def count_text(df: pd.DataFrame) -> str:
-    """The joints by status, e.g. "2 ok (1 kept from an earlier run), 1 failed"."""
+    """The joints by status, e.g. "1 failed, 3 ok (1 kept from an earlier run, 1 redone because
+    its inputs changed)"."""
+    redone = df["redone"] if "redone" in df else pd.Series("", index=df.index)
     parts = []
     for status, n in sorted(df["status"].value_counts().items()):
-        kept = int(((df["status"] == status) & (df["run"] == "earlier")).sum())
-        parts.append(f"{n} {status}" + (f" ({kept} kept from an earlier run)" if kept else ""))
+        mine = df["status"] == status
+        kept = int((mine & (df["run"] == "earlier")).sum())
+        unrecorded = int((mine & (redone == UNRECORDED)).sum())
+        changed = int((mine & (redone != "") & (redone != UNRECORDED)).sum())
+        notes = [f"{kept} kept from an earlier run"] if kept else []
+        if changed:
+            notes.append(f"{changed} redone because {'its' if changed == 1 else 'their'} "
+                         "inputs changed")
+        if unrecorded:
+            notes.append(f"{unrecorded} redone because the earlier run recorded no inputs")
+        parts.append(f"{n} {status}" + (f" ({', '.join(notes)})" if notes else ""))
     return ", ".join(parts)
 
 

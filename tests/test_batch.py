@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +13,9 @@ import pytest
 
 import sparsefric.batch as batch_module
 from sparsefric.batch import (
+    UNRECORDED,
     JointResult,
+    count_text,
     read_manifest,
     robust_z,
     run_manifest,
@@ -115,6 +119,58 @@ def test_rerun_keeps_complete_joints_with_their_status_and_force_redoes(batch, m
     calls.clear()
     run_manifest(manifest, out, workers=2, progress=False, force=True)
     assert calls == ["a", "b", "broken"]
+
+
+def _rerun(manifest: Path, out: Path, monkeypatch) -> tuple[list[str], pd.DataFrame]:
+    """A rerun whose identifications are not run: the joints it would redo, and its table."""
+    calls = []
+
+    def fake_run(specs, out_dir, workers, report):
+        for s in specs:
+            calls.append(s.joint)
+            report(JointResult(s.joint, "failed", "not run"))
+
+    monkeypatch.setattr(batch_module, "_run_local", fake_run)
+    table = run_manifest(manifest, out, workers=2, progress=False)
+    return calls, table.set_index("joint")
+
+
+def test_rerun_redoes_a_joint_whose_row_or_files_changed(batch, tmp_path, monkeypatch):
+    root, _, _ = batch
+    copy = tmp_path / "moved"
+    shutil.copytree(root, copy)  # the record holds file names and content, not the folder
+    manifest, out = copy / "manifest.csv", copy / "out"
+    data = copy / "data" / "a_0.csv"
+    os.utime(data, ns=(data.stat().st_atime_ns, data.stat().st_mtime_ns + 10**9))
+    calls, table = _rerun(manifest, out, monkeypatch)
+    assert calls == ["broken"]  # moved and touched, same content: kept
+    assert list(table["run"]) == ["earlier", "earlier", "this"]
+
+    original = data.read_bytes()
+    data.write_bytes(original.replace(b"0", b"1", 1))  # same size, other content
+    rows = pd.read_csv(manifest, dtype=str, keep_default_na=False)
+    rows["model"] = ["", "A", ""]
+    rows.to_csv(manifest, index=False)
+    calls, table = _rerun(manifest, out, monkeypatch)
+    assert calls == ["a", "b", "broken"]
+    assert table.loc["a", "redone"] == "train file a_0.csv changed"
+    assert table.loc["b", "redone"] == "option model changed"
+    assert table.loc["broken", "redone"] == ""  # never done: not counted as redone
+    assert count_text(table) == "3 failed (2 redone because their inputs changed)"
+
+    data.write_bytes(original)
+    rows["model"] = ""
+    rows.to_csv(manifest, index=False)
+    (out / "a" / "inputs.json").unlink()  # results of a version that kept no record
+    with open(out / "b" / "model.json", "a") as f:  # a model.json not of its record
+        f.write("\n")
+    calls, table = _rerun(manifest, out, monkeypatch)
+    assert calls == ["a", "b", "broken"]
+    assert table.loc["a", "redone"] == UNRECORDED
+    assert "model.json" in table.loc["b", "redone"]
+    assert count_text(table) == ("3 failed (1 redone because its inputs changed, 1 redone "
+                                 "because the earlier run recorded no inputs)")
+    assert "redone" in pd.read_csv(out / "summary.csv").columns
 
 
 def test_dask_cluster_gives_the_same_models(batch, tmp_path):
