@@ -17,11 +17,13 @@ the size, time and SHA-256 of its files). A joint whose ``model.json`` already e
 unless ``--force``, as long as its row and the content of its files are those ``inputs.json``
 records: it stays ``ok`` with the timing of the run that identified it (column ``run``:
 ``earlier``); otherwise it is redone (column ``redone``: why). A failing joint is reported in
-the summary and does not stop the others. ``DIR/summary.csv`` and ``DIR/summary.html`` compare
-the joints: active terms, parameters, torque errors, robust z-scores of the friction parameters
-and their ratio to the median of the other joints, flagging the joints whose friction stands
-out; the HTML page draws the friction curves of all joints overlaid and a strip plot per
-friction parameter.
+the summary and does not stop the others. Ctrl-C (or SIGTERM) stops the local workers at once:
+the joints already finished stay, each written whole, and the interrupt carries a note naming
+them and those left for a rerun (:func:`interrupted_text`). ``DIR/summary.csv`` and
+``DIR/summary.html`` compare the joints: active terms, parameters, torque errors, robust z-scores
+of the friction parameters and their ratio to the median of the other joints, flagging the
+joints whose friction stands out; the HTML page draws the friction curves of all joints
+overlaid and a strip plot per friction parameter.
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ import math
 import multiprocessing
 import os
 import re
+import signal
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -47,7 +51,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywidgets
 
-from sparsefric.atomic import staged, write_text
+from sparsefric.atomic import remove_stale_stages, staged, write_text
 from sparsefric.data import LOAD_DEFAULTS, TIME_UNITS, load_with
 from sparsefric.errors import SparsefricError
 from sparsefric.identify import fit_joint, settings
@@ -498,16 +502,59 @@ def _single_threaded_blas() -> Iterator[None]:
             os.environ.pop(n, None)
 
 
+def _worker_start() -> None:
+    """Worker start: Ctrl-C reaches the whole process group, and the parent stops the
+    workers, so a worker ignores it (no traceback of an interrupted worker). Its progress bars
+    take a thread lock: tqdm's default one is a named semaphore, which a terminated worker
+    would leave for the resource tracker to warn about."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    tqdm.set_lock(threading.RLock())
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Ignore SIGINT while the worker processes start, so that they inherit it before their
+    first import (the pool's initializer runs only after the imports); main thread only."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: the initializer still covers the workers
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _stop(ex: ProcessPoolExecutor, specs: list[JointSpec], out: str) -> None:
+    """Cancel the joints not started, terminate the workers and remove the staging folders
+    of the joints they were writing (a finished joint was moved into place whole)."""
+    processes = list((getattr(ex, "_processes", None) or {}).values())  # no public API
+    ex.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        proc.terminate()
+    for proc in processes:
+        proc.join(timeout=5.0)
+    for s in specs:
+        remove_stale_stages(Path(out) / s.joint)
+
+
 def _run_local(specs: list[JointSpec], out: str, workers: int,
                report: Callable[[JointResult], None]) -> None:
     ctx = multiprocessing.get_context("spawn")
-    with _single_threaded_blas(), ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
-        futures = {ex.submit(identify_joint, s, out): s for s in specs}
-        for fut in as_completed(futures):
-            try:
-                report(fut.result())
-            except Exception as exc:  # noqa: BLE001 - a crashed worker fails its joint only
-                report(JointResult(futures[fut].joint, "failed", _one_line(exc)))
+    with _single_threaded_blas(), ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                                                      initializer=_worker_start) as ex:
+        try:
+            with _sigint_ignored():  # submit starts the workers
+                futures = {ex.submit(identify_joint, s, out): s for s in specs}
+            for fut in as_completed(futures):
+                try:
+                    report(fut.result())
+                except Exception as exc:  # noqa: BLE001 - a crashed worker fails its joint only
+                    report(JointResult(futures[fut].joint, "failed", _one_line(exc)))
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM turned into it by the command line
+            _stop(ex, specs, out)
+            raise
 
 
 def _run_dask(specs: list[JointSpec], out: str, scheduler: str,
@@ -523,11 +570,15 @@ def _run_dask(specs: list[JointSpec], out: str, scheduler: str,
         futures = {client.submit(identify_joint, s, out, pure=False,
                                  key=f"sparsefric-batch-{s.joint}-{os.urandom(4).hex()}"): s
                    for s in specs}
-        for fut in as_completed(list(futures)):
-            try:
-                report(fut.result())
-            except Exception as exc:  # noqa: BLE001 - a lost worker fails its joint only
-                report(JointResult(futures[fut].joint, "failed", _one_line(exc)))
+        try:
+            for fut in as_completed(list(futures)):
+                try:
+                    report(fut.result())
+                except Exception as exc:  # noqa: BLE001 - a lost worker fails its joint only
+                    report(JointResult(futures[fut].joint, "failed", _one_line(exc)))
+        except KeyboardInterrupt:
+            client.cancel(list(futures))
+            raise
 
 
 def _to_do(specs: list[JointSpec], out: Path,
@@ -592,15 +643,73 @@ def run_batch_specs(specs: list[JointSpec], out_dir: str | os.PathLike, *, worke
         bar.set_postfix_str(f"{res.joint}: {res.status}")
         bar.update(1)
 
+    started = time.time_ns()
     with bar:
-        if todo and scheduler:
-            _run_dask(todo, str(out), scheduler, report)
-        elif todo:
-            _run_local(todo, str(out), max(1, min(workers, len(todo))), report)
+        try:
+            if todo and scheduler:
+                _run_dask(todo, str(out), scheduler, report)
+            elif todo:
+                _run_local(todo, str(out), max(1, min(workers, len(todo))), report)
+        except KeyboardInterrupt as exc:
+            exc.add_note(interrupted_text(todo, results, out, started))
+            raise
     table = summary_table([results.get(s.joint, JointResult(s.joint, "failed", "no result"))
                            for s in specs], outlier_z, outlier_ratio)
     write_summary(table, out, outlier_z, outlier_ratio)
     return table
+
+
+def _names(joints: list[str], shown: int = 5) -> str:
+    more = f", … ({len(joints) - shown} more)" if len(joints) > shown else ""
+    return ", ".join(joints[:shown]) + more
+
+
+def interrupted_text(todo: list[JointSpec], results: Mapping[str, JointResult], out: Path,
+                     started: int) -> str:
+    """What an interrupted run leaves: the joints it finished (each written whole) and those
+    it did not.
+
+    Parameters
+    ----------
+    todo : list of JointSpec
+        The joints the run was to identify.
+    results : mapping
+        Joint → result, of the joints reported before the interrupt.
+    out : Path
+        The batch output directory.
+    started : int
+        When the run started [ns since the epoch]: a joint published after it but not yet
+        reported counts as finished.
+
+    Returns
+    -------
+    str
+        One line, e.g. "1 joint finished and was kept in out (a); 2 not finished (b, c):
+        a rerun does them; summary not written".
+    """
+    ok, failed, rest = [], [], []
+    for s in todo:
+        res = results.get(s.joint)
+        if res is not None:
+            (ok if res.status == "ok" else failed).append(s.joint)
+        elif _published_since(out / s.joint, started):
+            ok.append(s.joint)
+        else:
+            rest.append(s.joint)
+    done = (f"{len(ok)} joint{'s' if len(ok) != 1 else ''} finished and "
+            f"{'were' if len(ok) != 1 else 'was'} kept in {out} ({_names(ok)})"
+            if ok else "no joint finished")
+    parts = [done, f"{len(failed)} failed ({_names(failed)})" if failed else "",
+             f"{len(rest)} not finished ({_names(rest)}): a rerun does "
+             f"{'it' if len(rest) == 1 else 'them'}" if rest else ""]
+    return "; ".join([p for p in parts if p] + ["summary not written"])
+
+
+def _published_since(folder: Path, started: int) -> bool:
+    try:
+        return (folder / "model.json").stat().st_mtime_ns >= started
+    except OSError:
+        return False
 
 
 def run_manifest(manifest: str | os.PathLike, out_dir: str | os.PathLike,
