@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sparsefric.simulate import Sensors, simulate, simulate_moves
+from sparsefric.simulate import Sensors, free_run, simulate, simulate_moves
+from sparsefric.simulate.joint import stable_substeps
 
 QUIET = Sensors(0.0, 0.0, 0.0)
 
@@ -53,3 +54,19 @@ def test_example_data_match_their_truth_to_the_noise(example, truth):
     resid = traj.tau - truth.torque(traj.truth["q_true"], traj.truth["qd_true"],
                                     traj.truth["qdd_true"], traj.dt)
     assert np.std(resid) == pytest.approx(0.3, rel=0.05)
+
+
+def test_a_stiff_model_runs_free_without_diverging(truth):
+    """An inertia far too small for σ1 (time constant I/σ1 = 2 µs, as a fit on resampled
+    jittery data gave) needs sub-steps shorter than 10 per 1 ms sample: the run stays finite
+    and slides where the torque balances the static friction."""
+    stiff = truth.with_(inertia=2.5e-4, sigma1=128.0, gravity_cos=0.0, gravity_sin=0.0)
+    assert stable_substeps(stiff, 1e-3, 10, 3000, 1.0) > 200
+    tau = np.full(3000, 1.5 * truth.breakaway_torque())
+    q, qd = free_run(stiff, tau, 0.0, dt=1e-3)
+    assert np.isfinite(q).all() and np.isfinite(qd).all()
+    assert stiff.static_friction(qd[-1:])[0] == pytest.approx(tau[-1], rel=1e-3)
+
+
+def test_a_model_integrated_stably_keeps_the_sub_steps_asked_for(truth):
+    assert stable_substeps(truth, 1e-3, 10, 10_000, 3.0) == 10
