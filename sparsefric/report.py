@@ -116,6 +116,28 @@ def _free_run_figures(runs: Sequence[FreeRunResult]) -> dict[str, float]:
             "rms_q": float(np.sqrt(np.mean(dq**2)))}
 
 
+#: Why the headline quotes no free-run error when a simulation did not stay finite.
+FREE_RUN_DIVERGED = ("the simulation of the identified model did not stay finite (it diverged "
+                     "under the measured torque)")
+
+
+def _diverged(runs: Sequence[FreeRunResult]) -> bool:
+    """Whether any of the free runs left the finite numbers."""
+    return any(not (np.isfinite(r.q_sim).all() and np.isfinite(r.qd_sim).all()) for r in runs)
+
+
+def _free_run_headline(runs: Sequence[FreeRunResult],
+                       known_runs: Mapping[str, Sequence[FreeRunResult]],
+                       restart_s: float | None) -> dict:
+    """The free-run part of the headline; ``unavailable`` says why a run has no error."""
+    if _diverged(runs):
+        return {"restart_s": restart_s, "velocity_error": None, "rms_q": None,
+                "unavailable": FREE_RUN_DIVERGED, "others": {}}
+    return {"restart_s": restart_s, **_free_run_figures(runs),
+            "others": {role: _free_run_figures(r)["velocity_error"]
+                       for role, r in known_runs.items() if r and not _diverged(r)}}
+
+
 def _headline(held: Evaluation | None, runs: Sequence[FreeRunResult],
               known_runs: Mapping[str, Sequence[FreeRunResult]],
               restart_s: float | None) -> dict:
@@ -128,15 +150,14 @@ def _headline(held: Evaluation | None, runs: Sequence[FreeRunResult],
                            "others": {r: held.error(r) for r in held.predictions
                                       if r != final}}
     if runs:
-        out["free_run"] = {"restart_s": restart_s, **_free_run_figures(runs),
-                           "others": {role: _free_run_figures(r)["velocity_error"]
-                                      for role, r in known_runs.items() if r}}
+        out["free_run"] = _free_run_headline(runs, known_runs, restart_s)
     return out
 
 
 def _others_text(others: Mapping[str, float], order: Sequence[str]) -> str:
     labels = {"static": "static step-1 model", "dynamic": "LuGre model"}
-    parts = [f"{labels.get(r, r)} {100 * others[r]:.2f} %" for r in order if r in others]
+    parts = [f"{labels.get(r, r)} {100 * others[r]:.2f} %" for r in order
+             if others.get(r) is not None]
     return f" ({'; '.join(parts)})" if parts else ""
 
 
@@ -159,15 +180,21 @@ def headline_lines(summary: Mapping[str, Any]) -> list[str]:
     note = "" if h["dataset"] != "train" else " — no validation or test data: the training fit"
     lines = [f"{h['dataset']} torque error ‖τ − τ̂‖/‖τ‖ = {100 * h['torque_error']:.2f} %"
              + _others_text(others, order) + note]
-    fr = h.get("free_run")
-    if fr:
-        every = f"restarted every {fr['restart_s']:g} s" if fr.get("restart_s") else "one run"
-        unit = units(summary["model"]["axis"])["q"]
-        lines.append(f"free run on the {h['dataset']} data ({every}): velocity error "
-                     f"‖q̇ − q̇_sim‖/‖q̇‖ = {100 * fr['velocity_error']:.2f} %"
-                     + _others_text(fr.get("others", {}), KNOWN)
-                     + f", RMS position error {fr['rms_q']:.3g} {unit}")
+    if h.get("free_run"):
+        lines.append(_free_run_line(h["dataset"], h["free_run"], summary["model"]["axis"]))
     return lines + cve_line
+
+
+def _free_run_line(dataset: str, fr: Mapping[str, Any], axis: str) -> str:
+    """The free-run errors of the headline in words, or why there are none."""
+    every = f"restarted every {fr['restart_s']:g} s" if fr.get("restart_s") else "one run"
+    if fr.get("velocity_error") is None or fr.get("rms_q") is None:
+        why = fr.get("unavailable") or "its errors are not finite numbers"
+        return f"free run on the {dataset} data ({every}): not available: {why}"
+    return (f"free run on the {dataset} data ({every}): velocity error "
+            f"‖q̇ − q̇_sim‖/‖q̇‖ = {100 * fr['velocity_error']:.2f} %"
+            + _others_text(fr.get("others", {}), KNOWN)
+            + f", RMS position error {fr['rms_q']:.3g} {units(axis)['q']}")
 
 
 def _cve_file_line(summary: Mapping[str, Any]) -> list[str]:
@@ -712,6 +739,8 @@ def _fit_percent(d: Evaluation, role: str) -> float:
 def _sec_free_run(c: _Context) -> str:
     if not c.runs:
         return ""
+    if _diverged(c.runs):
+        return f'<p class="note">Not available: {html.escape(FREE_RUN_DIVERGED)}.</p>'
     return figures.free_run(c.runs, c.held.prep.names, c.unit, c.restart_s).svg()
 
 
@@ -784,7 +813,9 @@ def _markdown(c: _Context, title: str) -> str:
     if not c.metrics.empty:
         m = _metrics_view(c.metrics)
         lines += ["## Torque prediction", "", _md_table(m.drop(columns=["rms"]))]
-    if c.runs:
+    if c.runs and _diverged(c.runs):
+        lines += [f"## Free run ({c.held.label} data)", "", f"Not available: {FREE_RUN_DIVERGED}."]
+    elif c.runs:
         fr = pd.DataFrame([{"trajectory": short(n), "rms_q": r.rms_q, "rms_qd": r.rms_qd,
                             "max_abs_q": r.max_abs_q}
                            for n, r in zip(c.held.prep.names, c.runs, strict=True)])
@@ -915,7 +946,7 @@ def _comparison_sections(contexts: Mapping[str, _Context],
     links = " · ".join(f'<a href="{html.escape(n)}/report.html">model {html.escape(n)}: its '
                        "own report</a>" for n in names)
     params = parameter_table({label: c.result.model for label, c in contexts.items()})
-    runs = {label: c.runs for label, c in contexts.items() if c.runs}
+    runs = {label: c.runs for label, c in contexts.items() if c.runs and not _diverged(c.runs)}
     errors = (figures.free_run_errors(runs, first.held.prep.names, first.unit,
                                       first.restart_s).svg() if runs else "")
     held = first.held.label if first.held is not None else ""

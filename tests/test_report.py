@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -165,6 +166,43 @@ def test_headline_gives_the_held_out_error_in_percent_beside_the_truth(rendered,
     md = (out / "summary.md").read_text(encoding="utf-8")
     for line in (first, second):
         assert html.escape(line) in status and line in md
+
+
+def test_a_free_run_that_diverged_is_reported_as_not_available(light_fit, tmp_path,
+                                                                monkeypatch):
+    """A free run whose simulation left the finite numbers gives no error figure: the
+    headline, the section and summary.md say it is not available and why."""
+    import sparsefric.report as report
+    from sparsefric.validation import free_run_compare
+
+    def diverging(*args, **kwargs):
+        run = free_run_compare(*args, **kwargs)
+        return replace(run, qd_sim=np.full_like(run.qd_sim, np.nan))
+
+    monkeypatch.setattr(report, "free_run_compare", diverging)
+    est, train, test = light_fit
+    summary = write_report(est.result_, tmp_path, train, test=test, restart_s=0.5)
+    fr = summary["headline"]["free_run"]
+    assert fr["velocity_error"] is None and "did not stay finite" in fr["unavailable"]
+    second = headline_lines(summary)[1]
+    assert second.startswith("free run on the test data (restarted every 0.5 s): not "
+                             "available: the simulation of the identified model did not stay "
+                             "finite")
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    section = page[page.index('id="free-run"'):page.index('id="loops"')]
+    assert "Not available: the simulation" in section and "<svg" not in section
+    assert "Not available: the simulation" in (tmp_path / "summary.md").read_text()
+
+
+def test_headline_of_a_summary_without_free_run_errors_says_why():
+    """A summary read back from JSON holds None for a non-finite free-run error."""
+    summary = {"model": {"axis": "revolute"},
+               "headline": {"dataset": "train", "torque_error": 0.1, "others": {},
+                            "free_run": {"restart_s": 1.0, "velocity_error": None,
+                                         "rms_q": None, "others": {"truth": None}}}}
+    lines = headline_lines(summary)
+    assert lines[1] == ("free run on the train data (restarted every 1 s): not available: "
+                        "its errors are not finite numbers")
 
 
 def test_one_final_model_in_chart_tables_and_summary(rendered, light_fit):
