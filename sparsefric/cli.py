@@ -591,7 +591,8 @@ def _simulate_parser(sub) -> None:
     p.add_argument("--encoder-bits", type=int, default=20, metavar="BITS",
                    help="encoder resolution per turn [bits]; 0: no quantisation (default: 20)")
     p.add_argument("--seed", type=int, default=0,
-                   help="seed of the noise and of the multisine phases (default: 0)")
+                   help="seed of the noise and of the multisine phases, an integer ≥ 0 "
+                        "(default: 0)")
     p.add_argument("--presliding", action="store_true",
                    help="also write a pre-sliding record (open loop, torque below break-away) "
                         "for identify --method two-step")
@@ -606,6 +607,51 @@ def _check_simulate_options(args: argparse.Namespace) -> None:
     if args.duration > MAX_DURATION_S:
         raise OptionError("duration", f"must be at most {MAX_DURATION_S:g} s, "
                                       f"got {args.duration:g}")
+    if args.seed < 0:
+        raise OptionError("seed", f"must be an integer ≥ 0, got {args.seed}")
+    if args.velocities and not args.open_loop:
+        _check_distinct_velocities(args.velocities)
+
+
+def _check_distinct_velocities(velocities: Sequence[float]) -> None:
+    """Each velocity of ``--velocities`` is one file, named by the velocity: two that name
+    the same file would leave one of them."""
+    from sparsefric.simulate import move_name
+
+    seen: dict[str, float] = {}
+    for v in velocities:
+        name = move_name("moves", v)
+        if name in seen:
+            if v == seen[name]:
+                raise OptionError("velocities", f"lists {v:g} twice: each velocity is one file "
+                                                f"({name}.csv); list each once")
+            raise OptionError("velocities", f"lists {seen[name]!r} and {v!r}, which would both "
+                                            f"be written to {name}.csv: list velocities that "
+                                            "differ in their first 6 significant digits")
+        seen[name] = v
+
+
+def _check_finite(args: argparse.Namespace, trajs) -> None:
+    """Fail, writing nothing, when the simulation diverged (a value left the finite numbers)."""
+    import numpy as np
+
+    for traj in trajs:
+        bad = ~np.isfinite(traj.q) | ~np.isfinite(traj.tau)
+        for values in traj.truth.values():
+            bad |= ~np.isfinite(values)
+        if bad.any():
+            t = traj.t[int(np.flatnonzero(bad)[0])]
+            raise SparsefricError(f"the simulation of {traj.name} diverged (values not finite "
+                                  f"from t = {t:g} s); {_what_to_lower(args)}")
+
+
+def _what_to_lower(args: argparse.Namespace) -> str:
+    """The options whose values drive the simulated joint hardest."""
+    if args.open_loop in ("multisine", "chirp"):
+        return "lower --amplitude" if args.amplitude else "give a smaller --amplitude"
+    if args.open_loop:
+        return f"lower the torque in {args.open_loop}"
+    return "lower --velocities" if args.velocities else "check the model's inertia"
 
 
 def _run_simulate(args: argparse.Namespace) -> int:
@@ -648,6 +694,7 @@ def _run_simulate(args: argparse.Namespace) -> int:
                  for t in ts]
     if args.presliding:
         trajs.append(presliding_experiment(truth, seed=args.seed, sensors=sensors))
+    _check_finite(args, trajs)
     motion = {k: np.concatenate([t.truth[f"{k}_true"] for t in trajs]) for k in ("q", "qd")}
     if text := truth.outside_message(motion["q"], motion["qd"]):
         _warn(args, f"the simulated motion leaves the model's range: {text}")

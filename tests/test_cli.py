@@ -350,3 +350,22 @@ def test_python_dash_m_runs_the_command_line():
     out = subprocess.run([sys.executable, "-m", "sparsefric", "--version"], capture_output=True,
                          text=True, check=False)
     assert out.returncode == 0 and out.stdout.startswith("sparsefric ")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seed", "-1"], "--seed must be an integer ≥ 0, got -1"),
+    (["--velocities", "0.5,0.5"],
+     "--velocities lists 0.5 twice: each velocity is one file (moves_v0p5.csv); list each once"),
+    (["--velocities", "0.5,1,0.5000001"],
+     "--velocities lists 0.5 and 0.5000001, which would both be written to moves_v0p5.csv"),
+    (["--open-loop", "chirp", "--duration", "2", "--amplitude", "1e7"],
+     "the simulation of open_loop diverged (values not finite from t = 0.001 s); lower "
+     "--amplitude"),
+])
+def test_simulate_option_mistakes_are_one_line_and_write_nothing(tmp_path, capsys, argv,
+                                                                  message):
+    out = tmp_path / "sim"
+    assert _exit_status(["simulate", "--out", str(out), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not out.exists() and not list(tmp_path.iterdir())

@@ -23,6 +23,7 @@ from sparsefric.simulate.recordings import (
     EXAMPLE_TRUTH,
     PAPER_SPLIT,
     MoveSpec,
+    move_name,
     paper_experiment,
     write_experiment,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "as_lugre",
     "chirp",
     "free_run",
+    "move_name",
     "multisine",
     "paper_experiment",
     "simulate",

@@ -90,12 +90,14 @@ def paper_experiment(model: JointModel, split: dict[str, tuple[float, ...]] = PA
                              sensors.torque_noise, sensors.seed * 1000 + 10 * i + j)
             out[role].append(simulate_moves(
                 model, q_low, q_high, v, acc, cycles=cycles, controller=controller,
-                sensors=seeded, substeps=substeps, name=f"{role}_{_tag(v)}"))
+                sensors=seeded, substeps=substeps, name=move_name(role, v)))
     return out
 
 
-def _tag(v: float) -> str:
-    return f"v{v:g}".replace(".", "p")
+def move_name(role: str, velocity: float) -> str:
+    """The name of the trajectory (and file) of the moves at ``velocity`` [rad/s] of a role:
+    ``train_v0p127``; velocities alike in their first 6 significant digits share it."""
+    return f"{role}_v{velocity:g}".replace(".", "p")
 
 
 def write_experiment(model: JointModel, trajectories: dict[str, list[Trajectory]],
