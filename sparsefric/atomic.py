@@ -11,6 +11,7 @@ whose process is gone (:func:`remove_stale_stages`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -73,9 +74,41 @@ def publish(stage: Path, out: Path, managed: Sequence[str] = ()) -> None:
 
 
 def check_out_dir(out: Path) -> None:
-    """Fail before any work when ``out`` cannot be a results directory."""
+    """Fail before any work when ``out`` cannot be a results directory: it, or the nearest
+    existing folder above it, is not a directory, or new files cannot be made there (the
+    staging folder goes beside ``out``; the results go into it)."""
     if out.exists() and not out.is_dir():
         raise OptionError("out", f"{out}: exists and is not a directory")
+    check_writable(out, out.parent)
+    if out.is_dir():
+        check_writable(out, out)
+
+
+def check_out_file(path: Path) -> None:
+    """Fail before any work when the output file ``path`` cannot be written atomically (the
+    temporary file goes beside it): it is a directory, the nearest existing folder above it is
+    not a directory, or new files cannot be made there."""
+    if path.is_dir():
+        raise OptionError("out", f"{path}: is a directory, expected a file name")
+    check_writable(path, path.parent)
+
+
+def check_writable(out: Path, folder: Path) -> None:
+    """:class:`OptionError` naming ``out`` unless ``folder`` takes new files or can be made:
+    its nearest existing ancestor (itself if it exists) is a directory in which a folder can
+    be created. The check creates an empty folder there and removes it again."""
+    existing = folder
+    while not (existing.exists() or existing.is_symlink()):
+        existing = existing.parent
+    if not existing.is_dir():
+        raise OptionError("out", f"{out}: {existing} is not a directory")
+    try:
+        probe = tempfile.mkdtemp(prefix=".sparsefric-probe-", dir=existing)
+    except OSError as exc:
+        why = ("the file system does not allow it" if exc.errno == errno.ENOENT
+               else (exc.strerror or str(exc)).lower())
+        raise OptionError("out", f"{out}: cannot create files in {existing} ({why})") from None
+    os.rmdir(probe)
 
 
 def refuse_results(out: Path, names: Sequence[str], force: bool) -> None:

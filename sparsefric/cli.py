@@ -536,13 +536,13 @@ def _run_predict(args: argparse.Namespace) -> int:
     import numpy as np
     import pandas as pd
 
-    from sparsefric.atomic import atomic_path
+    from sparsefric.atomic import atomic_path, check_out_file
     from sparsefric.model import JointModel
     from sparsefric.validation import relative_error
 
     model = JointModel.load(args.model)
-    if args.out and Path(args.out).is_dir():
-        raise OptionError("out", f"{args.out}: is a directory, expected a CSV file name")
+    if args.out:
+        check_out_file(Path(args.out))
     trajs = _load(args.data, args)
     prep = _preprocessor(args, denoise_torque=False).prepare(trajs)
     if args.outside == "warn" and (text := model.outside_message(prep.signals.q,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -369,3 +370,49 @@ def test_simulate_option_mistakes_are_one_line_and_write_nothing(tmp_path, capsy
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
     assert not out.exists() and not list(tmp_path.iterdir())
+
+
+EMPS_REFERENCE = EMPS.parent / "reference.json"
+
+
+@pytest.mark.parametrize("command", [["identify", str(EMPS), *STATIC_EMPS],
+                                     ["predict", str(EMPS_REFERENCE), str(EMPS)]])
+def test_out_below_a_file_is_refused_before_any_work(tmp_path, capsys, monkeypatch, command):
+    """A parent of --out that is a regular file: named with the user's path, before the fit."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "existing.csv").write_text("x")
+    monkeypatch.setattr("sparsefric.data.load_trajectories",
+                        lambda *a, **k: pytest.fail("the data were read"))
+    assert _exit_status([*command, "--out", "existing.csv/a/out"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("sparsefric: error: --out existing.csv/a/out: existing.csv is not a "
+                   "directory\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["existing.csv"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs the Linux /proc file system")
+@pytest.mark.parametrize("command", [["identify", str(EMPS), *STATIC_EMPS],
+                                     ["predict", str(EMPS_REFERENCE), str(EMPS)],
+                                     ["simulate"], ["cve", str(EMPS)]])
+def test_out_where_no_file_can_be_made_is_refused_before_any_work(capsys, monkeypatch, command):
+    monkeypatch.setattr("sparsefric.data.load_trajectories",
+                        lambda *a, **k: pytest.fail("the data were read"))
+    assert _exit_status([*command, "--out", "/proc/sfout"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("sparsefric: error: --out /proc/sfout: cannot create files in /proc (the "
+                   "file system does not allow it)\n")
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0,
+                    reason="needs a user whom file permissions bind")
+def test_out_in_a_read_only_folder_is_refused_before_any_work(tmp_path, capsys):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        assert _exit_status(["identify", str(EMPS), *STATIC_EMPS, "--out",
+                             str(locked / "out")]) == 2
+    finally:
+        locked.chmod(0o700)
+    err = capsys.readouterr().err
+    assert f"--out {locked / 'out'}: cannot create files in {locked} (permission denied)" in err
