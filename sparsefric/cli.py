@@ -412,6 +412,7 @@ def _run_identify(args: argparse.Namespace) -> int:
     out = Path(args.out)
     refuse_results(out, RESULT_NAMES, args.force)
     _check_method_options(args)
+    _check_angle_unit(args, args.axis, f"--axis {args.axis}")
     train, validate, test = _data_sets(args)
     known = _known_models(args)
     if args.method != "sparsefric":
@@ -448,6 +449,14 @@ def _run_identify(args: argparse.Namespace) -> int:
         _say(args, "\n".join(label + line for line in headline_lines(summary)))
     warned = any(result.warnings for result in fitted.values())
     return EXIT_WARNINGS if args.strict and warned else 0
+
+
+def _check_angle_unit(args: argparse.Namespace, axis: str, source: str) -> None:
+    """Degrees are an angle: refuse ``--angle-unit deg`` for a prismatic axis (``source``
+    says where the axis comes from), whose positions are in metres."""
+    if args.angle_unit == "deg" and axis != "revolute":
+        raise OptionError("angle_unit", f"deg applies to a revolute joint only; {source} "
+                                        "(positions in m)")
 
 
 def _check_method_options(args: argparse.Namespace) -> None:
@@ -543,6 +552,7 @@ def _run_predict(args: argparse.Namespace) -> int:
     model = JointModel.load(args.model)
     if args.out:
         check_out_file(Path(args.out))
+    _check_angle_unit(args, model.axis, f"{args.model} is a {model.axis} model")
     trajs = _load(args.data, args)
     prep = _preprocessor(args, denoise_torque=False).prepare(trajs)
     if args.outside == "warn" and (text := model.outside_message(prep.signals.q,

@@ -375,6 +375,21 @@ def test_simulate_option_mistakes_are_one_line_and_write_nothing(tmp_path, capsy
 EMPS_REFERENCE = EMPS.parent / "reference.json"
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["identify", str(EMPS), *STATIC_EMPS, "--angle-unit", "deg"],
+     "--angle-unit deg applies to a revolute joint only; --axis prismatic (positions in m)"),
+    (["predict", str(EMPS_REFERENCE), str(EMPS), "--angle-unit", "deg"],
+     f"--angle-unit deg applies to a revolute joint only; {EMPS_REFERENCE} is a prismatic "
+     "model (positions in m)"),
+])
+def test_degrees_are_refused_for_a_prismatic_axis(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    assert _exit_status(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("command", [["identify", str(EMPS), *STATIC_EMPS],
                                      ["predict", str(EMPS_REFERENCE), str(EMPS)]])
 def test_out_below_a_file_is_refused_before_any_work(tmp_path, capsys, monkeypatch, command):
