@@ -27,8 +27,11 @@ from sparsefric.options import ANGLE_UNITS, check_choice, mention
 MIN_SAMPLES = 50
 #: Units of a time column and their factor to seconds (``time_unit``, ``--time-unit``).
 TIME_UNITS: dict[str, float] = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
-#: Largest accepted deviation of one sampling interval from the median, as a fraction of it.
-SAMPLING_TOLERANCE = 0.05
+#: Largest accepted deviation of one sampling interval from the mean period of its record, as a
+#: fraction of it: the differentiation (:func:`sparsefric.differentiation.differentiate`) takes
+#: the samples as uniform within this, so a record beyond it is refused when loaded (or
+#: resampled with ``resample``) rather than later without its file's name.
+SAMPLING_TOLERANCE = 0.01
 #: Largest accepted magnitude of a position, velocity, acceleration or torque value (after the
 #: degree conversion); beyond it the regressions overflow, and no joint records such values.
 MAX_ABS_VALUE = 1e12
@@ -222,15 +225,22 @@ def _check_time(t: np.ndarray, where: str, row0: int, resample: bool) -> bool:
     if not lo <= median <= hi:
         raise DataError(f"{where}: sampling period {median:.6g} s is outside {lo:g}–{hi:g} s; "
                         "is the time column in seconds?")
+    mean = float((t[-1] - t[0]) / (t.size - 1))
     with np.errstate(over="ignore"):
-        worst = float(np.max(np.abs(dt - median)) / median)
+        off = np.abs(dt - mean) / mean
+    i = int(np.argmax(off))
+    worst = float(off[i])
     if worst > SAMPLING_TOLERANCE and not resample:
-        i = int(np.argmax(np.abs(dt - median)))
         raise DataError(f"{where}: irregular sampling: the interval before line {row0 + i + 1} "
-                        f"is {dt[i]:.6g} s against a median of {median:.6g} s ({100 * worst:.0f} % "
-                        f"off, tolerance {100 * SAMPLING_TOLERANCE:.0f} %); "
-                        f"use {mention('resample')} to interpolate onto a uniform grid")
+                        f"is {dt[i]:.6g} s against a mean period of {mean:.6g} s "
+                        f"({_percent(worst)} off, tolerance {100 * SAMPLING_TOLERANCE:g} %); "
+                        "use --resample (resample=True) to interpolate onto a uniform grid")
     return worst > 1e-6 and resample
+
+
+def _percent(ratio: float) -> str:
+    """A ratio in % with two significant digits below 10 %: 0.0196 → "2 %", 0.0123 → "1.2 %"."""
+    return f"{100 * ratio:.2g} %" if ratio < 0.1 else f"{100 * ratio:.0f} %"
 
 
 def _resample(traj: Trajectory) -> Trajectory:

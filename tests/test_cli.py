@@ -431,3 +431,17 @@ def test_out_in_a_read_only_folder_is_refused_before_any_work(tmp_path, capsys):
         locked.chmod(0o700)
     err = capsys.readouterr().err
     assert f"--out {locked / 'out'}: cannot create files in {locked} (permission denied)" in err
+
+
+def test_jittery_time_stamps_are_one_line_naming_the_file_and_resample(tmp_path, capsys,
+                                                                         monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    df = pd.read_csv(EMPS).iloc[:3000]
+    df["t"] += np.random.default_rng(0).uniform(-20e-6, 20e-6, len(df))
+    df.loc[0, "t"] = 0.0
+    df.to_csv("jitter.csv", index=False)
+    assert _exit_status(["identify", "jitter.csv", *STATIC_EMPS]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sparsefric: error: jitter.csv: irregular sampling: the interval ")
+    assert err.endswith("tolerance 1 %); use --resample (resample=True) to interpolate onto a "
+                        "uniform grid\n")
