@@ -99,10 +99,17 @@ _positive = _argument_type(parse_positive)
 _positive_list = _argument_type(parse_positive_list)
 
 
-def _parse_fraction(text: str) -> float:
-    value = parse_positive(text)
-    if value >= 1:
-        raise ValueError(f"expected a fraction between 0 and 1, got {text!r}")
+def _parse_holdout(text: str) -> float:
+    """A ``--holdout`` fraction: one message for every value outside the accepted range."""
+    from sparsefric.data import HOLDOUT_RANGE
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"expected a number, got {text!r}") from None
+    lo, hi = HOLDOUT_RANGE
+    if not lo <= value <= hi:  # NaN included
+        raise ValueError(f"must lie between {lo:g} and {hi:g}, got {text!r}")
     return value
 
 
@@ -115,7 +122,7 @@ def _parse_methods(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n.strip() for n in names))
 
 
-_fraction = _argument_type(_parse_fraction)
+_holdout = _argument_type(_parse_holdout)
 _methods = _argument_type(_parse_methods)
 
 
@@ -225,9 +232,9 @@ def _identify_parser(sub) -> None:
                    help="validation files (AICc is scored on them with the training data)")
     p.add_argument("--test", nargs="+", default=[], metavar="FILE",
                    help="test files: the torque error quoted as the headline")
-    p.add_argument("--holdout", type=_fraction, default=None, metavar="FRACTION",
-                   help="hold out the last FRACTION (e.g. 0.3) of every training and "
-                        "validation record as test data")
+    p.add_argument("--holdout", type=_holdout, default=None, metavar="FRACTION",
+                   help="hold out the last FRACTION (0.05 to 0.9, e.g. 0.3) of every training "
+                        "and validation record as test data")
     p.add_argument("--axis", choices=AXES, default="revolute",
                    help="revolute joint [rad, N·m] with gravity terms, or prismatic axis "
                         "[m, N] with a constant offset (default: revolute)")

@@ -445,3 +445,13 @@ def test_jittery_time_stamps_are_one_line_naming_the_file_and_resample(tmp_path,
     assert err.startswith("sparsefric: error: jitter.csv: irregular sampling: the interval ")
     assert err.endswith("tolerance 1 %); use --resample (resample=True) to interpolate onto a "
                         "uniform grid\n")
+
+
+@pytest.mark.parametrize("value", ["0", "-0.1", "0.001", "0.999", "1", "1.5", "nan"])
+def test_every_holdout_out_of_range_gets_the_one_message_with_the_range(tmp_path, capsys,
+                                                                         monkeypatch, value):
+    monkeypatch.chdir(tmp_path)
+    assert _exit_status(["identify", str(EMPS), f"--holdout={value}"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"sparsefric: error: argument --holdout: must lie between 0.05 and 0.9, got "
+                   f"'{value}' (see sparsefric identify --help)\n")
