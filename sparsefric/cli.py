@@ -181,9 +181,29 @@ def _add_data_options(p: argparse.ArgumentParser, differentiation: str = "tv") -
 
 
 def _load(paths: Sequence[str], args: argparse.Namespace):
+    """The records of ``paths``, checked against the options that depend on them."""
     from sparsefric.data import load_with
 
-    return load_with(paths, vars(args))
+    trajs = load_with(paths, vars(args))
+    _check_records(args, trajs)
+    return trajs
+
+
+def _check_records(args: argparse.Namespace, trajs) -> None:
+    """Before any work: ``--differentiation given`` needs the measured velocity and
+    acceleration columns, and ``--cutoff-hz`` must lie below every record's Nyquist
+    frequency."""
+    from sparsefric.options import mention
+
+    if args.differentiation == "given" and any(t.qd is None or t.qdd is None for t in trajs):
+        raise OptionError("differentiation", "given needs the measured velocity and "
+                          f"acceleration in every record ({mention('velocity', 'NAME')} and "
+                          f"{mention('acceleration', 'NAME')})")
+    if args.cutoff_hz is not None and trajs:
+        nyquist, name = min((0.5 / traj.dt, traj.name) for traj in trajs)
+        if args.cutoff_hz >= nyquist:
+            raise OptionError("cutoff_hz", f"{args.cutoff_hz:g} is not below the Nyquist "
+                                           f"frequency {nyquist:g} Hz of {name}")
 
 
 def _preprocessor(args: argparse.Namespace, denoise_torque: bool = True):

@@ -455,3 +455,22 @@ def test_every_holdout_out_of_range_gets_the_one_message_with_the_range(tmp_path
     err = capsys.readouterr().err
     assert err == (f"sparsefric: error: argument --holdout: must lie between 0.05 and 0.9, got "
                    f"'{value}' (see sparsefric identify --help)\n")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["cve", str(EMPS), "--out", "cve", "--differentiation", "given"],
+     "--differentiation given needs the measured velocity and acceleration in every record "
+     "(--velocity NAME and --acceleration NAME)"),
+    (["identify", str(EMPS), *STATIC_EMPS, "--differentiation", "butterworth", "--cutoff-hz",
+      "1e6"], f"--cutoff-hz 1e+06 is not below the Nyquist frequency 500 Hz of {EMPS}"),
+    (["predict", str(EMPS_REFERENCE), str(EMPS), "--differentiation", "butterworth",
+      "--cutoff-hz", "500"], f"--cutoff-hz 500 is not below the Nyquist frequency 500 Hz of "
+     f"{EMPS}"),
+])
+def test_options_the_records_cannot_take_are_named_as_flags(tmp_path, capsys, monkeypatch,
+                                                            argv, message):
+    monkeypatch.chdir(tmp_path)
+    assert _exit_status(argv) == 2
+    err = capsys.readouterr().err
+    assert err == f"sparsefric: error: {message}\n"
+    assert not list(tmp_path.iterdir())
