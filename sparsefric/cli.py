@@ -792,7 +792,8 @@ def _batch_parser(sub) -> None:
                        description="Identify every joint of a CSV manifest (columns joint, "
                        "train[, validate, test, options…]) in parallel; write DIR/<joint>/ per "
                        "joint and DIR/summary.html, DIR/summary.csv. A rerun keeps the joints "
-                       "already done (their status and timings) and retries the failed ones.",
+                       "already done whose row and files are unchanged (their status and "
+                       "timings), redoes the others and retries the failed ones.",
                        epilog=_examples("sparsefric batch joints.csv --out results/ --workers 2",
                                         "sparsefric batch joints.csv --out results/ --scheduler "
                                         "tcp://10.0.0.5:8786 --force"))
@@ -803,7 +804,8 @@ def _batch_parser(sub) -> None:
     p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
                    help="run on this Dask distributed scheduler instead of local processes")
     p.add_argument("--force", action="store_true",
-                   help="redo joints whose model.json already exists")
+                   help="redo joints whose model.json already exists (without it, only "
+                   "joints whose manifest row or input files changed are redone)")
     p.add_argument("--outlier-z", type=_positive, default=DEFAULT_OUTLIER_Z, metavar="Z",
                    help=f"flag |robust z-score| above this (default: {DEFAULT_OUTLIER_Z:g})")
     p.add_argument("--outlier-ratio", type=_positive, default=DEFAULT_OUTLIER_RATIO,
@@ -894,7 +896,9 @@ def _sigterm_as_interrupt():
 def _interrupted(exc: BaseException) -> int:
     name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
     word = "terminated" if name == "SIGTERM" else "interrupted"
-    print(f"sparsefric: {word}; nothing was written", file=sys.stderr)
+    notes = getattr(exc, "__notes__", None)  # a batch run names the joints it finished
+    print(f"sparsefric: {word}; {notes[-1] if notes else 'nothing was written'}",
+          file=sys.stderr)
     return EXIT_INTERRUPTED[name]
 
 

@@ -262,6 +262,27 @@ def test_every_option_has_help_and_every_subcommand_an_example():
     assert "sign(q̇)" in identify and "tanh(K q̇)" in identify
 
 
+def test_an_interrupted_batch_says_which_joints_it_kept(tmp_path, capsys, monkeypatch):
+    """Ctrl-C in a batch: the joints finished before it stay, and the one-line message names
+    them instead of claiming that nothing was written."""
+    import sparsefric.batch
+
+    def interrupted(*args, **kwargs):
+        exc = KeyboardInterrupt()
+        exc.add_note("1 joint finished and was kept in out (a); 1 not finished (b): a rerun "
+                     "does it; summary not written")
+        raise exc
+
+    monkeypatch.setattr(sparsefric.batch, "run_manifest", interrupted)
+    manifest = tmp_path / "joints.csv"
+    manifest.write_text("joint,train\na,a.csv\n")
+    rc = main(["batch", str(manifest), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 130
+    assert err == ["sparsefric: interrupted; 1 joint finished and was kept in out (a); 1 not "
+                   "finished (b): a rerun does it; summary not written"]
+
+
 def test_sigterm_while_results_are_written_leaves_nothing_behind(tmp_path, capsys, monkeypatch):
     """SIGTERM (``kill``, a batch scheduler) ends the run like Ctrl-C: exit status 143, the
     staging folder removed, an earlier run's results untouched."""
