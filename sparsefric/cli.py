@@ -824,8 +824,10 @@ def _run_batch(args: argparse.Namespace) -> int:
     """Exit status 0 if every joint succeeded or was skipped, 1 if any failed, else with
     ``--strict`` 3 if any joint's fit gave warnings (a bad manifest raises
     :class:`SparsefricError`)."""
+    from sparsefric.atomic import check_out_dir
     from sparsefric.batch import count_text, flag_reasons, run_manifest
 
+    check_out_dir(Path(args.out))
     table = run_manifest(args.manifest, args.out, workers=args.workers,
                          scheduler=args.scheduler, force=args.force,
                          progress=_interactive(args), outlier_z=args.outlier_z,

@@ -213,6 +213,8 @@ def _write(tmp_path: Path, text: str) -> Path:
     ("joint,train,sigma0_starts\na,x.csv,-1\n", "row 2, column 'sigma0_starts': expected a pos"),
     ("joint,train,colour\na,x.csv,red\n", "column 'colour': unknown column"),
     ("joint,train\n../up,x.csv\n", "row 2, column 'joint': joint name '../up'"),
+    ("joint,train,axis,angle_unit\na,x.csv,prismatic,deg\n",
+     "row 2, column 'angle_unit': deg applies to a revolute joint only"),
 ])
 def test_bad_manifest_is_one_line_naming_row_and_column(tmp_path, text, message):
     path = _write(tmp_path, text)

@@ -283,6 +283,17 @@ def test_an_interrupted_batch_says_which_joints_it_kept(tmp_path, capsys, monkey
                    "finished (b): a rerun does it; summary not written"]
 
 
+def test_a_batch_out_below_a_file_is_refused_before_any_joint(tmp_path, capsys):
+    (tmp_path / "existing.csv").write_text("x\n")
+    manifest = tmp_path / "joints.csv"
+    manifest.write_text("joint,train\na,existing.csv\n")
+    out = tmp_path / "existing.csv" / "out"
+    rc = main(["batch", str(manifest), "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1
+    assert "--out" in err[0] and str(out) in err[0] and "is not a directory" in err[0]
+
+
 def test_sigterm_while_results_are_written_leaves_nothing_behind(tmp_path, capsys, monkeypatch):
     """SIGTERM (``kill``, a batch scheduler) ends the run like Ctrl-C: exit status 143, the
     staging folder removed, an earlier run's results untouched."""
