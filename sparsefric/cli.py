@@ -825,7 +825,8 @@ def _run_batch(args: argparse.Namespace) -> int:
     ``--strict`` 3 if any joint's fit gave warnings (a bad manifest raises
     :class:`SparsefricError`)."""
     from sparsefric.atomic import check_out_dir
-    from sparsefric.batch import count_text, flag_reasons, run_manifest
+    from sparsefric.batch import run_manifest
+    from sparsefric.fleet import count_text, flag_reasons
 
     check_out_dir(Path(args.out))
     table = run_manifest(args.manifest, args.out, workers=args.workers,

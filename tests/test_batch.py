@@ -12,17 +12,11 @@ import pandas as pd
 import pytest
 
 import sparsefric.batch as batch_module
-from sparsefric.batch import (
-    UNRECORDED,
-    JointResult,
-    count_text,
-    read_manifest,
-    robust_z,
-    run_manifest,
-)
+from sparsefric.batch import JointResult, read_manifest, run_manifest
 from sparsefric.cli import build_parser
 from sparsefric.data import load_trajectories, save_trajectory
 from sparsefric.errors import SparsefricError
+from sparsefric.fleet import UNRECORDED, count_text, robust_z
 
 from .conftest import example_files
 

@@ -9,8 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from sparsefric.batch import (
-    JointResult,
+from sparsefric.batch import JointResult
+from sparsefric.fleet import (
     count_text,
     flag_reasons,
     ratio_to_others,
