@@ -142,7 +142,8 @@ def _add_output_options(p: argparse.ArgumentParser, default_out: str | None) -> 
     quiet.add_argument("--silent", action="store_true", help="print only errors")
 
 
-def _add_data_options(p: argparse.ArgumentParser, differentiation: str = "tv") -> None:
+def _add_data_options(p: argparse.ArgumentParser, differentiation: str = "tv",
+                      torque_timing: bool = True) -> None:
     g = p.add_argument_group("data columns")
     g.add_argument("--time", default="t", metavar="NAME", help="time column (default: t)")
     g.add_argument("--time-unit", choices=TIME_UNITS, default="s",
@@ -173,6 +174,8 @@ def _add_data_options(p: argparse.ArgumentParser, differentiation: str = "tv") -
     g.add_argument("--cutoff-hz", type=_positive, default=None, metavar="HZ",
                    help="Butterworth cutoff [Hz] (--differentiation butterworth and the "
                         "baselines; default: their own)")
+    if not torque_timing:  # steady levels: when within a sample the torque acts is moot
+        return
     g.add_argument("--torque-timing", choices=TORQUE_TIMINGS, default="instant",
                    help="the torque column samples a torque that changes between samples "
                         "(instant: a sensor, or a command logged slower than the controller "
@@ -757,7 +760,7 @@ def _cve_parser(sub) -> None:
                                         "data/example/test_*.csv --out results/cve"))
     p.add_argument("files", nargs="+", help="trajectory files with back-and-forth moves")
     _add_output_options(p, None)
-    _add_data_options(p, differentiation="butterworth")
+    _add_data_options(p, differentiation="butterworth", torque_timing=False)
     p.set_defaults(run=_run_cve)
 
 
@@ -766,7 +769,9 @@ def _run_cve(args: argparse.Namespace) -> int:
     from sparsefric.validation import cve_from_trajectories
 
     refuse_results(Path(args.out), ("cve_points.csv",), args.force)
-    points = cve_from_trajectories(_load(args.files, args), method=args.differentiation)
+    points = cve_from_trajectories(_load(args.files, args), method=args.differentiation,
+                                   regularization=args.regularization,
+                                   cutoff_hz=args.cutoff_hz)
     if points.empty:
         raise SparsefricError("no constant-velocity parts moving both ways were found in "
                               + ", ".join(args.files))

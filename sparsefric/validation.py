@@ -483,8 +483,10 @@ def cve_points(pairs: pd.DataFrame, trajectory: str = "") -> pd.DataFrame:
 
 
 def cve_from_trajectories(trajectories: Sequence[Trajectory], *, method: str = "butterworth",
-                          inertia: float = 0.0, **kwargs) -> pd.DataFrame:
-    """CVE points of several trajectories (q̇, q̈ by :func:`differentiate` with ``method``).
+                          inertia: float = 0.0, regularization: float | None = None,
+                          cutoff_hz: float | None = None, **kwargs) -> pd.DataFrame:
+    """CVE points of several trajectories (q̇, q̈ by :func:`differentiate` with ``method`` and
+    its ``regularization`` (TV weight κ) or ``cutoff_hz`` [Hz], default automatic).
 
     ``inertia`` [kg·m² | kg]: the torque is taken net of the inertia force inertia·q̈.
     ``kwargs`` go to :func:`cve_pairs`. Trajectories without forward and backward
@@ -493,6 +495,7 @@ def cve_from_trajectories(trajectories: Sequence[Trajectory], *, method: str = "
     frames = []
     for traj in trajectories:
         d = differentiate(traj.t, traj.q, traj.tau, method=method, qd=traj.qd, qdd=traj.qdd,
+                          regularization=regularization, cutoff_hz=cutoff_hz,
                           denoise_torque=False)  # the pairs take the measured torque
         pts = cve_points(cve_pairs(d.q, d.qd, d.qdd, traj.tau - inertia * d.qdd, **kwargs),
                          traj.name)

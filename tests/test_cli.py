@@ -101,6 +101,28 @@ def test_cve_writes_friction_velocity_points_on_the_static_curve(tmp_path, truth
     np.testing.assert_allclose(points.friction, expected, rtol=0.01)
 
 
+def test_cve_differentiates_with_the_given_cutoff_and_takes_no_torque_timing(tmp_path,
+                                                                             monkeypatch):
+    """--cutoff-hz and --regularization were accepted by cve and silently not used; the torque
+    timing, moot for steady levels, is not offered."""
+    import sparsefric.validation
+
+    seen = []
+    original = sparsefric.validation.differentiate
+
+    def differentiate(*args, **kwargs):
+        seen.append((kwargs["cutoff_hz"], kwargs["regularization"]))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(sparsefric.validation, "differentiate", differentiate)
+    files = [str(p) for p in example_files("train")]
+    assert main(["cve", *files, "--cutoff-hz", "20", "--out", str(tmp_path / "a")]) == 0
+    assert seen == [(20.0, None)] * len(files)
+    with pytest.raises(SystemExit) as info:
+        main(["cve", *files, "--torque-timing", "hold", "--out", str(tmp_path / "b")])
+    assert info.value.code == 2
+
+
 def test_out_that_is_a_file_fails_before_any_work(tmp_path, capsys):
     (tmp_path / "taken").write_text("x")
     rc = main(["identify", str(EMPS), "--out", str(tmp_path / "taken")])
