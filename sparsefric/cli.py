@@ -521,6 +521,7 @@ def _run_baseline(args: argparse.Namespace, train, validate, test, known: dict) 
     presliding = _load([args.presliding], args)[0] if args.presliding else None
     out = Path(args.out)
     t0 = time.perf_counter()
+    train, notes = _checked_records(args, train)
     model = fit_baseline(args.method, train, args.axis, validate=validate or (),
                          presliding=presliding, cutoff_hz=args.cutoff_hz,
                          sigma0_starts=args.sigma0_starts)
@@ -547,9 +548,27 @@ def _run_baseline(args: argparse.Namespace, train, validate, test, known: dict) 
     staged(out, work, RESULT_NAMES)
     if args.json:
         print(json.dumps(summary))
+    for text in notes:
+        _warn(args, text)
     _say(args, "\n".join(lines))
     _say(args, f"results written to {out}/")
-    return 0
+    return EXIT_WARNINGS if args.strict and notes else 0
+
+
+def _checked_records(args: argparse.Namespace, train: list) -> tuple[list, list[str]]:
+    """The training records of a baseline cut where q or t jumps, and what the data checks of
+    the sparsefric method say about them (units, sampling, the moves; an error is raised).
+
+    The baselines fit the records as given; these checks make a time column in ms, degrees
+    read as rad or a jump in q as visible to them as to the default method."""
+    from sparsefric.diagnostics import diagnose_prepared, errors
+    from sparsefric.preprocessing import prepare
+
+    prep = prepare(train, method="butterworth", cutoff_hz=args.cutoff_hz, denoise_torque=False)
+    findings = diagnose_prepared(prep, axis=args.axis)
+    if bad := errors(findings):
+        raise SparsefricError(bad[0].message)
+    return list(prep.pieces), [*prep.notes, *(f.message for f in findings)]
 
 
 # ------------------------------------------------------------------------------ predict
@@ -588,6 +607,8 @@ def _run_predict(args: argparse.Namespace) -> int:
     if args.outside == "warn" and (text := model.outside_message(prep.signals.q,
                                                                  prep.signals.qd)):
         _warn(args, text)
+    for finding in _unit_findings(prep, model.axis):
+        _warn(args, finding.message)
     tau_hat = np.concatenate(prep.torque(model, outside=args.outside))
     if args.out:
         t = np.concatenate([tr.t for tr in prep.pieces or trajs])  # records cut at jumps
@@ -597,6 +618,16 @@ def _run_predict(args: argparse.Namespace) -> int:
     error = relative_error(prep.tau_raw, tau_hat)
     print(f"relative RMS torque error ‖τ − τ̂‖/‖τ‖ = {100 * error:.2f} %")
     return 0
+
+
+def _unit_findings(prep, axis: str) -> list:
+    """The data checks that read a unit mistake in records to predict: a time column in ms
+    (:func:`~sparsefric.diagnostics.check_sampling`), degrees read as rad."""
+    from sparsefric.diagnostics import check_degrees, check_sampling
+
+    found = check_sampling(prep.dt)
+    return found + check_degrees(prep.signals.q, prep.signals.qd) if axis == "revolute" \
+        else found
 
 
 # ------------------------------------------------------------------------------ simulate

@@ -12,7 +12,7 @@ import pytest
 from sparsefric.cli import main
 from sparsefric.model import JointModel
 
-from .conftest import EMPS, example_files
+from .conftest import EMPS, EXAMPLE, example_files
 
 
 def _short_csv(tmp_path, src, n=6000, name="short.csv"):
@@ -528,3 +528,35 @@ def test_options_the_records_cannot_take_are_named_as_flags(tmp_path, capsys, mo
     err = capsys.readouterr().err
     assert err == f"sparsefric: error: {message}\n"
     assert not list(tmp_path.iterdir())
+
+
+def test_a_baseline_method_gets_the_data_checks_and_the_records_cut_at_jumps(tmp_path, capsys):
+    """IDIM-LS took a time column in ms and a jump in q as they came, exit 0 and no word: the
+    checks of the default method now run for the baselines too, and a jump cuts the record."""
+    df = pd.read_csv(example_files("train")[-1])  # 2.13 rad/s
+    ms = tmp_path / "ms.csv"
+    df.assign(t=1000 * df.t).to_csv(ms, index=False)
+    rc = main(["identify", str(ms), "--method", "idim-ls", "--strict", "--out",
+               str(tmp_path / "a")])
+    err = capsys.readouterr().err
+    assert rc == 3 and "is the time column in seconds?" in err
+    jumped = df.assign(q=df.q + np.where(np.arange(len(df)) >= len(df) // 2, 1.0, 0.0))
+    jumped.to_csv(tmp_path / "jump.csv", index=False)
+    jumped.iloc[:len(df) // 2].to_csv(tmp_path / "first.csv", index=False)
+    jumped.iloc[len(df) // 2:].to_csv(tmp_path / "second.csv", index=False)
+    assert main(["identify", str(tmp_path / "jump.csv"), "--method", "idim-ls", "--out",
+                 str(tmp_path / "b")]) == 0
+    assert "position jumps by +1" in capsys.readouterr().err
+    assert main(["identify", str(tmp_path / "first.csv"), str(tmp_path / "second.csv"),
+                 "--method", "idim-ls", "--out", str(tmp_path / "c")]) == 0
+    cut, apart = (JointModel.load(tmp_path / d / "model.json") for d in "bc")
+    assert cut.inertia == pytest.approx(apart.inertia, rel=1e-6)
+    assert cut.coulomb == pytest.approx(apart.coulomb, rel=1e-6)
+
+
+def test_predict_says_when_the_time_column_looks_like_ms(tmp_path, capsys):
+    df = pd.read_csv(example_files("test")[0])
+    ms = tmp_path / "ms.csv"
+    df.assign(t=1000 * df.t).to_csv(ms, index=False)
+    assert main(["predict", str(EXAMPLE / "truth.json"), str(ms)]) == 0
+    assert "is the time column in seconds?" in capsys.readouterr().err
