@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sparsefric import __version__, recipes
-from sparsefric.errors import OptionError, SparsefricError
+from sparsefric.errors import ModelFileError, OptionError, SparsefricError
 from sparsefric.model_commands import add_parsers as _model_file_parsers
 from sparsefric.options import (
     ANGLE_UNITS,
@@ -390,11 +390,23 @@ def _split_holdout(args: argparse.Namespace, train, validate, test):
 
 def _data_sets(args: argparse.Namespace):
     """The training, validation and test records of ``identify``."""
+    _warn_shared_files(args)
     train = _load(args.train, args)
     validate = _load(args.validate, args) if args.validate else None
     test = _load(args.test, args) if args.test else None
     train, validate, test = _split_holdout(args, train, validate, test)
     return train, validate or None, test or None
+
+
+def _warn_shared_files(args: argparse.Namespace) -> None:
+    """Warn where a file is given as training data and as validation or test data: its
+    scores then measure the fit, not a prediction."""
+    fitted = {Path(f).resolve() for f in args.train}
+    for option, files in (("--validate", args.validate), ("--test", args.test)):
+        for f in files or ():
+            if Path(f).resolve() in fitted:
+                _warn(args, f"{f} is training data and {option} data: its error there is that "
+                            "of the fit, not of a prediction")
 
 
 def _known_models(args: argparse.Namespace) -> dict:
@@ -516,6 +528,7 @@ def _run_baseline(args: argparse.Namespace, train, validate, test, known: dict) 
     """``identify --method`` with a baseline: model.json and a summary of its errors."""
     from sparsefric.atomic import staged
     from sparsefric.baselines import fit_baseline
+    from sparsefric.model import JointModel
     from sparsefric.outputs import RESULT_NAMES, stamped
 
     presliding = _load([args.presliding], args)[0] if args.presliding else None
@@ -525,6 +538,11 @@ def _run_baseline(args: argparse.Namespace, train, validate, test, known: dict) 
     model = fit_baseline(args.method, train, args.axis, validate=validate or (),
                          presliding=presliding, cutoff_hz=args.cutoff_hz,
                          sigma0_starts=args.sigma0_starts)
+    try:  # a model file the tool cannot read back is no result
+        JointModel.from_dict(model.to_dict(), source=f"the {args.method} model")
+    except ModelFileError as exc:
+        raise SparsefricError(f"{exc}: these data do not identify it; nothing written") \
+            from None
     wall = time.perf_counter() - t0
     errors = _baseline_errors(args, {args.method: model, **known},
                               {"train": train, "validate": validate, "test": test})
