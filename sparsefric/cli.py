@@ -599,7 +599,8 @@ def _predict_parser(sub) -> None:
     p.add_argument("model", help="model file (model.json)")
     p.add_argument("data", nargs="+", help="trajectory files")
     p.add_argument("--out", default=None, metavar="CSV",
-                   help="write t, tau, tau_hat to this CSV file (default: print the error only)")
+                   help="write trajectory, t [s], tau, tau_hat to this CSV file (default: "
+                        "print the error only)")
     p.add_argument("--outside", choices=OUTSIDE, default="warn",
                    help="positions and velocities beyond the range of the model's "
                         "identification data (its validity section): warn (default), clamp "
@@ -629,10 +630,13 @@ def _run_predict(args: argparse.Namespace) -> int:
         _warn(args, finding.message)
     tau_hat = np.concatenate(prep.torque(model, outside=args.outside))
     if args.out:
-        t = np.concatenate([tr.t for tr in prep.pieces or trajs])  # records cut at jumps
+        pieces = prep.pieces or trajs  # records cut at jumps
+        table = pd.DataFrame({"trajectory": np.repeat([tr.name for tr in pieces],
+                                                      [len(tr.t) for tr in pieces]),
+                              "t": np.concatenate([tr.t for tr in pieces]),
+                              "tau": prep.tau_raw, "tau_hat": tau_hat})
         with atomic_path(args.out) as tmp:
-            pd.DataFrame({"t": t, "tau": prep.tau_raw, "tau_hat": tau_hat}).to_csv(tmp,
-                                                                                 index=False)
+            table.to_csv(tmp, index=False)
     error = relative_error(prep.tau_raw, tau_hat)
     print(f"relative RMS torque error ‖τ − τ̂‖/‖τ‖ = {100 * error:.2f} %")
     return 0

@@ -50,7 +50,8 @@ def test_identify_lugre_and_predict(tmp_path, capsys):
                str(tmp_path / "pred.csv")])
     assert rc == 0
     pred = pd.read_csv(tmp_path / "pred.csv")
-    assert list(pred.columns) == ["t", "tau", "tau_hat"]
+    assert list(pred.columns) == ["trajectory", "t", "tau", "tau_hat"]
+    assert set(pred.trajectory) == {str(train[1])}
     err = np.linalg.norm(pred.tau - pred.tau_hat) / np.linalg.norm(pred.tau)
     assert err < 0.1 and f"{100 * err:.2f} %" in capsys.readouterr().out
 
