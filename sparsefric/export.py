@@ -14,23 +14,25 @@ written out as code with its parameters baked in:
   (``step``, ``simulate``, ``reset``, ``z``, ``static_curve``) on numpy alone.
 
 Both apply the update of :class:`~sparsefric.lugre.LuGreFriction`: over the interval h from the
-previous sample, z is integrated exactly with the mean velocity v and mean g_m of its ends,
+previous sample, z is integrated exactly with the rate of the mean velocity v and mean g_m of its
+ends and, where q̇ keeps its sign, the steady state linear between the samples' values z_0, z_1,
 
-.. math:: z \leftarrow z_{ss} + (z - z_{ss}) e^{-a h},\quad a = \sigma_0 r(v)/g_m,\quad
-          z_{ss} = s(v) g_m/\sigma_0,
+.. math:: z \leftarrow z_1 - (z_1 - z_0)\frac{1 - e^{-a h}}{a h} + (z - z_0) e^{-a h},\quad
+          a = \sigma_0 r(v)/g_m,\quad z_j = s(\dot q_j) g(\dot q_j)/\sigma_0
 
+(where q̇ reverses or stops, z_0 = z_1 = s(v) g_m/\sigma_0),
 then :math:`\tau_f = \sigma_0 z + \sigma_1 (\dot q - \sigma_0 r(\dot q) z/g) + \tau_v(\dot q)`
 with r(q̇) = q̇/s(q̇). The C step skips only what cannot change the result in its precision: a
 Stribeck term below half an ulp of f_c (|q̇| above a speed precomputed by ``init``; this
 includes e^{−u} underflowing to 0) and tanh(y) where it rounds to 1; δ = k/4 (the library's
 grid 0.5, 0.75, …, 4) uses products and square roots instead of ``pow``. What remains per
 sample is one exp per Stribeck term that is not negligible at that speed, one exp for the bristle
-decay (two more for model B's tanh) and two divisions. The exp is the code's own, inline (a
-table of 2^(−j/128) and a Taylor polynomial, within 1.2e-15 (double) of e^{−x} beyond rounding),
-rather than libm's function call: no call, 128/ln 2 and the term's factor folded into the step's
-constants, and the compiler schedules it with the rest of the step — a shorter chain of
-dependent operations per sample, which is what bounds the step (see
-benchmarks/bench_export.py).
+decay (two more for model B's tanh) and two divisions (three where q̇ keeps its sign). The exp
+is the code's own, inline (a table of 2^(−j/128) and a Taylor polynomial, within 1.2e-15
+(double) of e^{−x} beyond rounding), rather than libm's function call: no call, 128/ln 2 and
+the term's factor folded into the step's constants, and the compiler schedules it with the rest
+of the step — a shorter chain of dependent operations per sample, which is what bounds the step
+(see benchmarks/bench_export.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@ r"""LuGre friction: the bristle state, its exact exponential integration, and th
 
 One implementation serves the identification (z integrated along a measured velocity record),
 the simulator (z integrated inside the joint dynamics) and :class:`LuGreFriction` (the friction
-run sample by sample, e.g. in a controller): all call :func:`z_step`.
+run sample by sample, e.g. in a controller) share the update of :func:`_advance`.
 
 Model (ALGORITHM.md §1), with :math:`s` = sign (model A) or :math:`\tanh(K\dot q)` (model B)::
 
@@ -15,9 +15,13 @@ With :math:`g_e = g|s|` the LuGre steady state is σ0 z = s(q̇) g(q̇) for eith
 model B is the same differential equation with a smoothed bristle limit. The decay rate
 a = σ0|q̇|/g_e stays finite at q̇ = 0 for model B (→ σ0/(g K)).
 
-Holding q̇ constant over a step h, the z equation is linear: z(t+h) = z_ss + (z − z_ss) e^{−a h}
-with z_ss = q̇/a. This is exact for piecewise-constant velocity and stable for any σ0 and h, which
-an explicit scheme is not (a·h reaches 10³ for stiff bristles at 1 kHz).
+With a held over a step h, the z equation ż = a (z_ss − z), z_ss = q̇/a = s(q̇) g/σ0, is linear
+and solved exactly: z(t+h) = z_ss + (z − z_ss) e^{−a h} for a constant z_ss (:func:`z_step`), and
+with z_ss linear over the step where q̇ keeps its sign (:func:`_part`). Both are stable for any σ0
+and h, which an explicit scheme is not (a·h reaches 10³ for stiff bristles at 1 kHz). The linear
+z_ss matters where the bristle slides: a steady state held at the step's mid-velocity leaves z
+half a step behind at the sample, and ż = q̇ − a z there a h/2 times the rate at which the steady
+state moves; σ1 ż then carried a term in q̈ that the inertia absorbed (``DESIGN.md`` §94).
 
 Sequential recurrences cannot be vectorised, so the loops are compiled with numba (≈ 10⁸
 samples/s instead of ≈ 10⁶ in pure Python).
@@ -149,38 +153,70 @@ def z_step(z, qd, g, sigma0, k, h):
 
 
 @numba.njit(cache=True)
-def _settle(z, qd, g, sigma0, k, h):
-    """z [rad] at a sample (q̇, g) that ends an interval of h [s]: the steady state q̇/a where
-    the joint slides more than :data:`SETTLED` pre-sliding deflections within the interval
-    (a h > SETTLED, a the sample's own rate), else z unchanged.
+def _part(z, qd0, g0, qd1, g1, sigma0, k, h):
+    """z [rad] at the end (q̇1, g1) of a part of h [s] that starts at z and (q̇0, g0), with q̇
+    and g linear in between.
 
-    The interval rule holds g at its mean over the interval, so z at its end is the steady
-    state of that mean, and ż = q̇ − a z at the sample, with the sample's own g, is off by
-    (g_mean/g − 1) q̇. Where g changes little within an interval that is nothing; where it
-    collapses — a fitted g without Coulomb level whose Stribeck term dies out past the data:
-    2.4e-10 → 3.0e-16 N·m between two 4 ms samples of a zoo joint's test record — σ1 ż was
-    1.7e7 N·m. A joint that slides 30 deflections g/σ0 within the interval has its bristle
-    settled to within e^-30 of a deflection at the sample, wherever it started (also through
-    a reversal within the interval), so the steady state is the solution there and ż = 0
-    (``DESIGN.md`` §83)."""
-    a = _rate(qd, g, sigma0, k)
-    return qd / a if a * h > SETTLED else z
+    Where q̇ keeps its sign, the steady state z_ss = q̇/a = s(q̇) g/σ0 is smooth: it is taken
+    linear between its values at the ends, with the rate a held at the part's mean velocity
+    and g, and ż = a (z_ss − z) solved exactly (an exponential integrator with first-order
+    hold). A sliding bristle then trails its moving steady state by ż_ss/a, as the continuous
+    equation's does. Where q̇ reverses or stops within the part, s(q̇) jumps: the part is
+    solved with its mean velocity and g (:func:`z_step`), which integrates z by ∫q̇ dt where
+    the bristle is stuck.
+    """
+    v = 0.5 * (qd0 + qd1)
+    gm = 0.5 * (g0 + g1)
+    if qd0 * qd1 <= 0.0:
+        return z_step(z, v, gm, sigma0, k, h)
+    x = _rate(v, gm, sigma0, k) * h
+    if x < 1e-12:
+        return z + v * h
+    start = qd0 / _rate(qd0, g0, sigma0, k)
+    end = qd1 / _rate(qd1, g1, sigma0, k)
+    return end - (end - start) * (-np.expm1(-x) / x) + (z - start) * np.exp(-x)
+
+
+@numba.njit(cache=True)
+def _settle(z, qd0, g0, qd1, g1, sigma0, k, h):
+    """z [rad] at a sample (q̇1, g1) that ends a part of h [s] starting at (q̇0, g0): the
+    steady state where the joint slides more than :data:`SETTLED` pre-sliding deflections
+    within the part (a h > SETTLED, a the sample's own rate), trailed by ż_ss/a where q̇ kept
+    its sign; else z unchanged.
+
+    ż = q̇ − a z at the sample is a difference of two large terms there: a z from the part's
+    solution, whose g was interpolated, can be off by (g_mean/g − 1) q̇. Where g changes little
+    within the part that is nothing; where it collapses — a fitted g without Coulomb level whose
+    Stribeck term dies out past the data: 2.4e-10 → 3.0e-16 N·m between two 4 ms samples of a
+    zoo joint's test record — σ1 ż was 1.7e7 N·m. A joint that slides 30 deflections g/σ0
+    within the part has its bristle settled to within e^-30 of a deflection at the sample,
+    wherever it started (also through a reversal within the part), so the steady state is the
+    solution there, and ż the rate ż_ss = Δz_ss/h at which it moves (0 across a reversal)
+    (``DESIGN.md`` §83, §94)."""
+    a = _rate(qd1, g1, sigma0, k)
+    if a * h <= SETTLED:
+        return z
+    end = qd1 / a
+    if qd0 * qd1 <= 0.0:
+        return end
+    return end - (end - qd0 / _rate(qd0, g0, sigma0, k)) / (a * h)
 
 
 @numba.njit(cache=True)
 def _advance(z, qd0, g0, qd1, g1, sigma0, k, h, substeps):
-    """z [rad] at a sample (q̇1, g1) from z at the sample (q̇0, g0) h [s] before it: the
-    interval is integrated exactly with its mid-interval velocity and g; with ``substeps`` > 1
-    in that many equal parts, each with its own mid-part velocity and g interpolated linearly
-    between the samples. Where the last part settles the bristle, z is its steady state at
-    the sample (:func:`_settle`)."""
-    if substeps == 1:
-        z = z_step(z, 0.5 * (qd0 + qd1), 0.5 * (g0 + g1), sigma0, k, h)
-    else:
-        for part in range(substeps):
-            f = (part + 0.5) / substeps
-            z = z_step(z, qd0 + (qd1 - qd0) * f, g0 + (g1 - g0) * f, sigma0, k, h / substeps)
-    return _settle(z, qd1, g1, sigma0, k, h / substeps)
+    """z [rad] at a sample (q̇1, g1) from z at the sample (q̇0, g0) h [s] before it, in
+    ``substeps`` equal parts (:func:`_part`) with q̇ and g interpolated linearly between the
+    samples. Where the last part settles the bristle, z is its steady state at the sample
+    (:func:`_settle`)."""
+    hp = h / substeps
+    qa, ga = qd0, g0
+    for part in range(substeps):
+        f = (part + 1.0) / substeps
+        qb, gb = qd0 + (qd1 - qd0) * f, g0 + (g1 - g0) * f
+        z = _part(z, qa, ga, qb, gb, sigma0, k, hp)
+        if part + 1 < substeps:
+            qa, ga = qb, gb
+    return _settle(z, qa, ga, qd1, g1, sigma0, k, hp)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -292,10 +328,10 @@ def integrate_z(
         depend on σ0, so a search over σ0 computes it once (it costs more than the integration).
     substeps : int, optional
         Parts of each sample interval, integrated one after the other with q̇ and g interpolated
-        linearly between the samples. 1 (the model's own rule, as :class:`LuGreFriction` and the
-        exported code) holds them at their mean over the interval; where q̇ reverses or rings
-        within an interval that mean misjudges the decay rate σ0|q̇|/g, and more parts follow
-        the continuous equation (:data:`sparsefric.uncertainty.INTEGRATION_SUBSTEPS`,
+        linearly between the samples (:func:`_advance`). 1 is the model's own rule, as
+        :class:`LuGreFriction` and the exported code apply it; where q̇ reverses or rings
+        within an interval, the rate σ0|q̇|/g held at its mean misjudges the decay, and more
+        parts follow the continuous equation (:data:`sparsefric.uncertainty.INTEGRATION_SUBSTEPS`,
         ``DESIGN.md`` §48).
 
     Returns
@@ -338,7 +374,7 @@ class LuGreFriction:
 
     Sample i at velocity q̇_i [rad/s], reached h_i [s] after sample i − 1::
 
-        z_i   = z_step(z_{i−1}; q̇ = (q̇_{i−1} + q̇_i)/2, g = (g_{i−1} + g_i)/2, h_i)   [rad]
+        z_i   = _advance(z_{i−1}; q̇_{i−1}, g_{i−1} → q̇_i, g_i over h_i)             [rad]
         ż_i   = q̇_i − a(q̇_i) z_i,   a = σ0|q̇|/(g|s(q̇)|)                              [rad/s]
         τ_f,i = σ0 z_i + σ1 ż_i + τ_v(q̇_i)                                            [N·m]
 

@@ -29,9 +29,12 @@ class LuGreFriction:
     Sample i at velocity q̇_i, reached h_i [s] after sample i − 1::
 
         g(q̇)  = f_c + Σ A_j exp(−|q̇/Ω_s|^{δ_j})                                  [N·m]
-        z_i   = z_ss + (z_{i−1} − z_ss) exp(−a h_i),  a = σ0 r(v)/g_m, z_ss = v/a    [rad]
-                with v, g_m the means of q̇ and g over the interval; z_i = q̇_i/a_i where
-                the sample's own rate a_i = σ0 r(q̇_i)/g(q̇_i) has a_i h_i > SETTLED
+        z_i   = z_1 − (z_1 − z_0) (1 − e)/(a h_i) + (z_{i−1} − z_0) e,  e = exp(−a h_i) [rad]
+                a = σ0 r(v)/g_m with v, g_m the means of q̇ and g over the interval;
+                z_0, z_1 the steady states q̇/a_j of the samples i − 1 and i (own rates
+                a_j = σ0 r(q̇_j)/g(q̇_j)) where q̇ keeps its sign, both v/a where it does not;
+                z_i = z_1 − (z_1 − z_0)/(a_i h_i) (z_1 where q̇ changed sign) where the
+                sample's own rate has a_i h_i > SETTLED
         τ_f,i = σ0 z_i + σ1 (q̇_i − σ0 r(q̇_i) z_i / g(q̇_i)) + Σ c_p q̇_i^p          [N·m]
 
     r(q̇) = |q̇| (model A, s = sign) or |q̇|/tanh(K|q̇|) (model B, s = tanh(K q̇)). A static
@@ -143,27 +146,37 @@ class LuGreFriction:
         return r, np.copysign(t, x)
 
     def _interpolate(self, qd: np.ndarray, g: np.ndarray, h: np.ndarray, z0: float) -> np.ndarray:
-        """z at the samples from z0 at the first: each interval integrated exactly with its
-        mean velocity and g (h[i]: the interval after sample i)."""
+        """z at the samples from z0 at the first (h[i]: the interval after sample i); each
+        interval solved exactly with the rate a of its mean velocity and g, and the steady
+        state z_ss = q̇/a linear between its ends where q̇ keeps its sign (its mean-velocity
+        value where q̇ reverses or stops)."""
         v = 0.5 * (qd[:-1] + qd[1:])
         a = self.sigma0 * self._ratio(v)[0] / (0.5 * (g[:-1] + g[1:]))
         ah = a * h
         slow = ah < 1e-12
+        ends = self.sigma0 * self._ratio(qd)[0] / g  # the samples' own rates
         with np.errstate(divide="ignore", invalid="ignore"):
-            z_ss = np.where(slow, 0.0, v / a)
+            mid = np.where(slow, 0.0, v / a)
+            steady = np.where(ends > 0, qd / ends, 0.0)
+            hold = np.where(slow, 1.0, -np.expm1(-ah) / ah)
+        same = qd[:-1] * qd[1:] > 0.0
+        start, end = np.where(same, steady[:-1], mid), np.where(same, steady[1:], mid)
         decay = np.exp(-ah)
         drift = v * h
         # where the joint slides over SETTLED deflections within the interval, the bristle is
-        # at the steady state of the sample ending it
-        a_end = self.sigma0 * self._ratio(qd[1:])[0] / g[1:]
+        # at the steady state of the sample ending it, trailing it by ż_ss/a where q̇ kept its
+        # sign
+        a_end = ends[1:]
         settled = (a_end * h > SETTLED).tolist()
         with np.errstate(divide="ignore", invalid="ignore"):
-            end = np.where(a_end > 0, qd[1:] / a_end, 0.0).tolist()
+            trail = np.where(same, (steady[1:] - steady[:-1]) / (a_end * h), 0.0)
+        rest = (steady[1:] - trail).tolist()
         z = [z0]
-        for i, (is_slow, target, e, dz) in enumerate(zip(
-                slow.tolist(), z_ss.tolist(), decay.tolist(), drift.tolist(), strict=True)):
-            z.append(end[i] if settled[i] else z[i] + dz if is_slow else
-                     target + (z[i] - target) * e)
+        for i, (is_slow, s0, s1, e, c, dz) in enumerate(zip(
+                slow.tolist(), start.tolist(), end.tolist(), decay.tolist(), hold.tolist(),
+                drift.tolist(), strict=True)):
+            z.append(rest[i] if settled[i] else z[i] + dz if is_slow else
+                     s1 - (s1 - s0) * c + (z[i] - s0) * e)
         return np.array(z)
 
     def _admit(self, qd: np.ndarray) -> np.ndarray:
