@@ -11,6 +11,9 @@ names the file, the column or the line number (as a text editor counts it: the h
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -135,13 +138,18 @@ def read_table(path: Path) -> pd.DataFrame:
         raise DataError(f"{path}: cannot be read as a table ({first})") from None
 
 
+#: Readers of the compressed CSVs pandas reads by suffix, so that the dialect is read from text.
+_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+
 def _csv_dialect(path: Path) -> dict[str, str]:
     """Separator (and decimal mark) of a CSV whose header has no comma: ``;`` or a tab.
 
     Spreadsheets in many locales export ``t;q;tau`` with decimal commas (``0,5``); loggers often
     write tab-separated text. Read with commas, such a file is one column named "t;q;tau".
     """
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    opener = _OPENERS.get(path.suffix.lower(), open)  # pandas reads these compressed
+    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
         header, first = fh.readline(), fh.readline()
     if "," in header:
         return {}

@@ -75,6 +75,25 @@ def test_semicolon_and_tab_separated_files(tmp_path):
         np.testing.assert_array_equal(traj.tau, ref.tau)
 
 
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_compressed_files_are_read_in_their_dialect(tmp_path, suffix):
+    """pandas reads a compressed CSV by its suffix; the separator was sniffed from its raw
+    bytes, and a byte that happened to be ';' made the whole header one column."""
+    import bz2
+    import gzip
+    import lzma
+
+    path = _write(tmp_path)
+    text = path.read_text()
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}[suffix]
+    (ref,) = load_trajectories(path)
+    for name, body in (("comma.csv", text), ("semi.csv", text.replace(",", ";").replace(".", ","))):
+        with opener(tmp_path / (name + suffix), "wt") as fh:
+            fh.write(body)
+        (traj,) = load_trajectories(tmp_path / (name + suffix))
+        np.testing.assert_array_equal(traj.q, ref.q)
+
+
 def test_trajectory_column_splits_a_file(tmp_path):
     path = _write(tmp_path, n=200, trajectory=np.repeat(["a", "b"], 100))
     df = pd.read_csv(path)
