@@ -42,6 +42,9 @@ MAX_ABS_VALUE = 1e12
 PERIOD_RANGE = (1e-9, 3600.0)
 #: ``--resample`` refuses to create more than this many samples per recorded sample.
 MAX_RESAMPLE_FACTOR = 10
+#: A step of more than this many median periods is a pause that ``--resample`` keeps (a logger
+#: that drops a sample or two is interpolated across).
+RESAMPLE_GAP = 5.0
 
 
 @dataclass(frozen=True)
@@ -252,14 +255,19 @@ def _percent(ratio: float) -> str:
 
 
 def _resample(traj: Trajectory) -> Trajectory:
-    """Linear interpolation of every channel onto a uniform grid with the median period."""
+    """Linear interpolation of every channel onto a uniform grid with the median period, on
+    each stretch between pauses of the recording (steps over :data:`RESAMPLE_GAP` periods):
+    a pause stays a jump in t, where the preprocessing cuts the record, instead of a straight
+    line drawn across it."""
     t = traj.t
-    median = float(np.median(np.diff(t)))
-    n = int(round((t[-1] - t[0]) / median)) + 1
-    if n > MAX_RESAMPLE_FACTOR * len(t):
-        raise DataError(f"{traj.name}: resampling would turn {len(t)} samples into {n} "
+    dt = np.diff(t)
+    median = float(np.median(dt))
+    ends = np.r_[0, np.flatnonzero(dt > RESAMPLE_GAP * median) + 1, len(t)]
+    grid = np.concatenate([np.linspace(t[a], t[b - 1], int(round((t[b - 1] - t[a]) / median)) + 1)
+                           for a, b in zip(ends[:-1], ends[1:], strict=True)])
+    if grid.size > MAX_RESAMPLE_FACTOR * len(t):
+        raise DataError(f"{traj.name}: resampling would turn {len(t)} samples into {grid.size} "
                         f"(the time column has gaps much longer than the {median:.6g} s period)")
-    grid = np.linspace(t[0], t[-1], n)
 
     def interp(x: np.ndarray | None) -> np.ndarray | None:
         return None if x is None else np.interp(grid, t, x)

@@ -114,6 +114,23 @@ def test_resampling_interpolates_irregular_time(tmp_path):
     assert np.ptp(np.diff(traj.t)) < 1e-9
 
 
+def test_resampling_keeps_a_pause_of_the_recording_for_the_cut(tmp_path):
+    """A 0.5 s pause in a jittered 1 kHz log: --resample drew a straight line across it (500
+    invented samples); it now resamples each stretch, and the preprocessing cuts at the pause."""
+    from sparsefric.preprocessing import prepare
+
+    t = np.arange(4000) * 1e-3 + np.random.default_rng(1).uniform(-2e-4, 2e-4, 4000)
+    t[0] = 0.0
+    t[2000:] += 0.5
+    table = pd.DataFrame({"t": t, "q": np.sin(2 * np.pi * t), "tau": np.cos(2 * np.pi * t)})
+    table.to_csv(tmp_path / "p.csv", index=False)
+    (traj,) = load_trajectories(tmp_path / "p.csv", resample=True)
+    steps = np.diff(traj.t)
+    assert np.sum(steps > 2e-3) == 1 and steps.max() == pytest.approx(0.501, abs=1e-3)
+    assert not ((traj.t > t[1999] + 1e-3) & (traj.t < t[2000] - 1e-3)).any()
+    assert len(prepare([traj]).pieces) == 2
+
+
 def _jittered(tmp_path, jitter: float, name: str = "jitter.csv"):
     """A 1 kHz record whose time stamps are off by up to ±``jitter`` [s]."""
     n = 2000
