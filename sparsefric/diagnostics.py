@@ -132,10 +132,13 @@ def check_denoising(tau_raw: np.ndarray, tau: np.ndarray, unit: str = "N·m") ->
 
 #: Longest sampling period [s] that resolves the bristle dynamics (time constants of ms).
 MAX_PERIOD_S = 0.02
+#: Shortest sampling period [s] of a joint's logger (100 kHz, beyond current loops).
+MIN_PERIOD_S = 1e-5
 
 
 def check_sampling(periods: Sequence[float]) -> list[Finding]:
-    """A sampling period [s] too long for friction dynamics, often a time column in ms.
+    """A sampling period [s] too long for friction dynamics, often a time column in ms, or
+    shorter than any logger's, a time column in s declared as ms or µs.
 
     The pre-sliding transition lasts milliseconds (z_ss/|q̇| at the speeds of a reversal), so
     records for LuGre are sampled at hundreds of Hz or more. A time column in milliseconds
@@ -143,6 +146,12 @@ def check_sampling(periods: Sequence[float]) -> list[Finding]:
     1000× slow: inertia ×1e6, viscous ×1e3, with no error.
     """
     slowest = max(periods, default=0.0)
+    fastest = min(periods, default=MIN_PERIOD_S)
+    if fastest < MIN_PERIOD_S:
+        return [Finding("warning", "fast_sampling",
+                        f"the sampling period is {fastest:.4g} s, shorter than any joint's "
+                        f"logger (at least {MIN_PERIOD_S:g} s): is the time column in the unit "
+                        "given? (seconds read as ms make every speed 1000× too large)")]
     if slowest <= MAX_PERIOD_S:
         return []
     return [Finding("warning", "slow_sampling",

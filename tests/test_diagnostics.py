@@ -194,3 +194,13 @@ def test_a_period_of_seconds_is_questioned():
     (f,) = check_sampling([1e-3, 1.0])  # a time column in ms read as s
     assert f.code == "slow_sampling" and "1 s" in f.message and "ms" in f.message
     assert check_sampling([1e-3, 1e-2]) == []
+
+
+def test_a_period_of_microseconds_is_questioned():
+    """--time-unit ms on a 1 kHz file in seconds: a 1 µs period and speeds of 2000 rad/s,
+    fitted without a word (I came out 1.6e-6 kg·m²)."""
+    from sparsefric.diagnostics import check_sampling
+
+    (f,) = check_sampling([1e-6, 1e-6])
+    assert f.code == "fast_sampling" and "1e-06 s" in f.message and "1000× too large" in f.message
+    assert check_sampling([2.5e-4, 5e-5]) == []
