@@ -84,12 +84,15 @@ def check_out_dir(out: Path) -> None:
         check_writable(out, out)
 
 
-def check_out_file(path: Path) -> None:
+def check_out_file(path: Path, force: bool = False) -> None:
     """Fail before any work when the output file ``path`` cannot be written atomically (the
     temporary file goes beside it): it is a directory, the nearest existing folder above it is
-    not a directory, or new files cannot be made there."""
+    not a directory, or new files cannot be made there; or it exists and ``force`` is not
+    given (as the result folders of the other commands)."""
     if path.is_dir():
         raise OptionError("out", f"{path}: is a directory, expected a file name")
+    if path.exists() and not force:
+        raise OptionError("out", f"{path}: exists (use --force to replace it)")
     check_writable(path, path.parent)
 
 

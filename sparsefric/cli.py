@@ -601,6 +601,8 @@ def _predict_parser(sub) -> None:
     p.add_argument("--out", default=None, metavar="CSV",
                    help="write trajectory, t [s], tau, tau_hat to this CSV file (default: "
                         "print the error only)")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing --out file (without it the command stops)")
     p.add_argument("--outside", choices=OUTSIDE, default="warn",
                    help="positions and velocities beyond the range of the model's "
                         "identification data (its validity section): warn (default), clamp "
@@ -619,7 +621,7 @@ def _run_predict(args: argparse.Namespace) -> int:
 
     model = JointModel.load(args.model)
     if args.out:
-        check_out_file(Path(args.out))
+        check_out_file(Path(args.out), args.force)
     _check_angle_unit(args, model.axis, f"{args.model} is a {model.axis} model")
     trajs = _load(args.data, args)
     prep = _preprocessor(args, denoise_torque=False).prepare(trajs)

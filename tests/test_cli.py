@@ -583,3 +583,16 @@ def test_a_file_given_for_training_and_test_is_named(tmp_path, capsys):
     assert main(["identify", train, "--method", "idim-ls", "--test", train, "--out",
                  str(tmp_path / "out")]) == 0
     assert f"{train} is training data and --test data" in capsys.readouterr().err
+
+
+def test_predict_replaces_an_existing_out_file_only_with_force(tmp_path, capsys):
+    pred = tmp_path / "pred.csv"
+    pred.write_text("earlier\n")
+    args = ["predict", str(EXAMPLE / "truth.json"), str(example_files("test")[0]), "--out",
+            str(pred)]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--out" in err[0] and f"{pred}: exists (use --force" in err[0]
+    assert pred.read_text() == "earlier\n"
+    assert main([*args, "--force"]) == 0
+    assert list(pd.read_csv(pred).columns) == ["trajectory", "t", "tau", "tau_hat"]
