@@ -91,14 +91,7 @@ def test_rerun_keeps_complete_joints_with_their_status_and_force_redoes(batch, m
     out = root / "out"
     stamp = (out / "a" / "model.json").stat().st_mtime_ns
     first = pd.read_csv(out / "summary.csv").set_index("joint")
-    calls = []
-
-    def fake_run(specs, out_dir, workers, report):
-        for s in specs:
-            calls.append(s.joint)
-            report(JointResult(s.joint, "failed", "not run"))
-
-    monkeypatch.setattr(batch_module, "_run_local", fake_run)
+    calls = _stub_runs(monkeypatch)
     capsys.readouterr()
     table = run_manifest(manifest, out, workers=2, progress=True)
     assert capsys.readouterr().err == ""  # no progress bar: stderr is not a terminal
@@ -115,9 +108,9 @@ def test_rerun_keeps_complete_joints_with_their_status_and_force_redoes(batch, m
     assert calls == ["a", "b", "broken"]
 
 
-def _rerun(manifest: Path, out: Path, monkeypatch) -> tuple[list[str], pd.DataFrame]:
-    """A rerun whose identifications are not run: the joints it would redo, and its table."""
-    calls = []
+def _stub_runs(monkeypatch) -> list[str]:
+    """Local runs replaced by a stub that fails each joint unrun; the joints it is given."""
+    calls: list[str] = []
 
     def fake_run(specs, out_dir, workers, report):
         for s in specs:
@@ -125,6 +118,12 @@ def _rerun(manifest: Path, out: Path, monkeypatch) -> tuple[list[str], pd.DataFr
             report(JointResult(s.joint, "failed", "not run"))
 
     monkeypatch.setattr(batch_module, "_run_local", fake_run)
+    return calls
+
+
+def _rerun(manifest: Path, out: Path, monkeypatch) -> tuple[list[str], pd.DataFrame]:
+    """A rerun whose identifications are not run: the joints it would redo, and its table."""
+    calls = _stub_runs(monkeypatch)
     table = run_manifest(manifest, out, workers=2, progress=False)
     return calls, table.set_index("joint")
 

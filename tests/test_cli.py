@@ -445,16 +445,21 @@ def test_degrees_are_refused_for_a_prismatic_axis(tmp_path, capsys, monkeypatch,
     assert not list(tmp_path.iterdir())
 
 
+def _refused_unread(argv: list[str], capsys, monkeypatch) -> str:
+    """stderr of a command that must end with status 2 before it reads any data."""
+    monkeypatch.setattr("sparsefric.data.load_trajectories",
+                        lambda *a, **k: pytest.fail("the data were read"))
+    assert _exit_status(argv) == 2
+    return capsys.readouterr().err
+
+
 @pytest.mark.parametrize("command", [["identify", str(EMPS), *STATIC_EMPS],
                                      ["predict", str(EMPS_REFERENCE), str(EMPS)]])
 def test_out_below_a_file_is_refused_before_any_work(tmp_path, capsys, monkeypatch, command):
     """A parent of --out that is a regular file: named with the user's path, before the fit."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "existing.csv").write_text("x")
-    monkeypatch.setattr("sparsefric.data.load_trajectories",
-                        lambda *a, **k: pytest.fail("the data were read"))
-    assert _exit_status([*command, "--out", "existing.csv/a/out"]) == 2
-    err = capsys.readouterr().err
+    err = _refused_unread([*command, "--out", "existing.csv/a/out"], capsys, monkeypatch)
     assert err == ("sparsefric: error: --out existing.csv/a/out: existing.csv is not a "
                    "directory\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["existing.csv"]
@@ -465,10 +470,7 @@ def test_out_below_a_file_is_refused_before_any_work(tmp_path, capsys, monkeypat
                                      ["predict", str(EMPS_REFERENCE), str(EMPS)],
                                      ["simulate"], ["cve", str(EMPS)]])
 def test_out_where_no_file_can_be_made_is_refused_before_any_work(capsys, monkeypatch, command):
-    monkeypatch.setattr("sparsefric.data.load_trajectories",
-                        lambda *a, **k: pytest.fail("the data were read"))
-    assert _exit_status([*command, "--out", "/proc/sfout"]) == 2
-    err = capsys.readouterr().err
+    err = _refused_unread([*command, "--out", "/proc/sfout"], capsys, monkeypatch)
     assert err == ("sparsefric: error: --out /proc/sfout: cannot create files in /proc (the "
                    "file system does not allow it)\n")
 
