@@ -63,6 +63,7 @@ from sparsefric.options import (
     SIGN_MODELS,
     TORQUE_TIMINGS,
     UNCERTAINTY,
+    angle_unit_conflict,
     parse_bool,
     parse_positive,
     parse_positive_list,
@@ -258,9 +259,10 @@ def _row_spec(row: pd.Series, line: int, manifest: Path, seen: dict[str, int]) -
         (load if col in LOAD_DEFAULTS else options)[col] = value
     if "thresholds" in options:
         options["thresholds"] = np.asarray(options["thresholds"], dtype=float)
-    if load.get("angle_unit") == "deg" and options.get("axis", "revolute") != "revolute":
-        raise SparsefricError(f"{_where(manifest, line, 'angle_unit')}: deg applies to a "
-                              "revolute joint only (axis prismatic: positions in m)")
+    axis = options.get("axis", "revolute")
+    if why := angle_unit_conflict(load.get("angle_unit", "rad"), axis):
+        raise SparsefricError(f"{_where(manifest, line, 'angle_unit')}: {why} (axis {axis}: "
+                              "positions in m)")
     return JointSpec(joint, files["train"], files["validate"], files["test"], options, load,
                      line)
 

@@ -37,6 +37,7 @@ from sparsefric.options import (
     OUTSIDE,
     TORQUE_TIMINGS,
     UNCERTAINTY,
+    angle_unit_conflict,
     as_flags,
     flag,
     parse_positive,
@@ -496,9 +497,8 @@ def _run_identify(args: argparse.Namespace) -> int:
 def _check_angle_unit(args: argparse.Namespace, axis: str, source: str) -> None:
     """Degrees are an angle: refuse ``--angle-unit deg`` for a prismatic axis (``source``
     says where the axis comes from), whose positions are in metres."""
-    if args.angle_unit == "deg" and axis != "revolute":
-        raise OptionError("angle_unit", f"deg applies to a revolute joint only; {source} "
-                                        "(positions in m)")
+    if why := angle_unit_conflict(args.angle_unit, axis):
+        raise OptionError("angle_unit", f"{why}; {source} (positions in m)")
 
 
 def _check_method_options(args: argparse.Namespace) -> None:

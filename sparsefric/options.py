@@ -64,6 +64,14 @@ DEFAULT_OUTLIER_Z = 3.5
 DEFAULT_OUTLIER_RATIO = 1.4
 
 
+def angle_unit_conflict(angle_unit: str, axis: str) -> str | None:
+    """Why ``angle_unit`` cannot go with ``axis`` (None if it can): degrees are an angle, and a
+    prismatic axis has its positions in metres."""
+    if angle_unit == "deg" and axis != "revolute":
+        return "deg applies to a revolute joint only"
+    return None
+
+
 def check_choice(parameter: str, value: object, choices: tuple[str, ...]) -> str:
     """``value`` if it is one of ``choices``, else :class:`OptionError` naming ``parameter``."""
     if value not in choices:
