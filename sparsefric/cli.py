@@ -579,7 +579,7 @@ def _checked_records(args: argparse.Namespace, train: list) -> tuple[list, list[
 
     The baselines fit the records as given; these checks make a time column in ms, degrees
     read as rad or a jump in q as visible to them as to the default method."""
-    from sparsefric.diagnostics import diagnose_prepared, errors
+    from sparsefric.data_checks import diagnose_prepared, errors
     from sparsefric.preprocessing import prepare
 
     prep = prepare(train, method="butterworth", cutoff_hz=args.cutoff_hz, denoise_torque=False)
@@ -646,8 +646,8 @@ def _run_predict(args: argparse.Namespace) -> int:
 
 def _unit_findings(prep, axis: str) -> list:
     """The data checks that read a unit mistake in records to predict: a time column in ms
-    (:func:`~sparsefric.diagnostics.check_sampling`), degrees read as rad."""
-    from sparsefric.diagnostics import check_degrees, check_sampling
+    (:func:`~sparsefric.data_checks.check_sampling`), degrees read as rad."""
+    from sparsefric.data_checks import check_degrees, check_sampling
 
     found = check_sampling(prep.dt)
     return found + check_degrees(prep.signals.q, prep.signals.qd) if axis == "revolute" \

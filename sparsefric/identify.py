@@ -27,16 +27,14 @@ from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywid
 
 from sparsefric import __version__
 from sparsefric.data import Trajectory
-from sparsefric.diagnostics import (
+from sparsefric.data_checks import (
     Finding,
-    check_collinearity,
-    check_inertia,
-    check_offset,
     check_speed_range,
     diagnose_prepared,
     errors,
     forces_static,
 )
+from sparsefric.diagnostics import check_collinearity, check_inertia, check_offset
 from sparsefric.errors import OptionError, SparsefricError
 from sparsefric.feature_library import DEFAULT_DELTAS, FeatureLibrary, static_library
 from sparsefric.model import JointModel, units

@@ -2,7 +2,7 @@
 
 :class:`IdentificationResult` holds the models (the result, the static first approximation and,
 when the static model was kept, the LuGre one beside it), the step-1 selection, the LuGre runs and
-refinement rounds, every warning as a :class:`~sparsefric.diagnostics.Finding`, and the
+refinement rounds, every warning as a :class:`~sparsefric.data_checks.Finding`, and the
 :class:`~sparsefric.preprocessing.Preprocessor` that prepares new records exactly as the training
 data were, so that scores of test data are comparable.
 """
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from sparsefric.data import Trajectory
-from sparsefric.diagnostics import Finding
+from sparsefric.data_checks import Finding
 from sparsefric.feature_library import FeatureLibrary
 from sparsefric.model import JointModel
 from sparsefric.preprocessing import Prepared, Preprocessor

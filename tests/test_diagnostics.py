@@ -1,4 +1,5 @@
-"""Degenerate experiments are named before fitting (synthetic arrays, one case per code)."""
+"""Degenerate experiments are named before fitting (synthetic arrays, one case per code), and a
+fitted model's own checks."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from sparsefric.diagnostics import (
+from sparsefric.data_checks import (
     Finding,
     diagnose,
     diagnose_prepared,
@@ -189,7 +190,7 @@ def test_negative_inertia_with_viscous_friction_only_is_no_reversed_torque():
 
 
 def test_a_period_of_seconds_is_questioned():
-    from sparsefric.diagnostics import check_sampling
+    from sparsefric.data_checks import check_sampling
 
     (f,) = check_sampling([1e-3, 1.0])  # a time column in ms read as s
     assert f.code == "slow_sampling" and "1 s" in f.message and "ms" in f.message
@@ -199,7 +200,7 @@ def test_a_period_of_seconds_is_questioned():
 def test_a_period_of_microseconds_is_questioned():
     """--time-unit ms on a 1 kHz file in seconds: a 1 µs period and speeds of 2000 rad/s,
     fitted without a word (I came out 1.6e-6 kg·m²)."""
-    from sparsefric.diagnostics import check_sampling
+    from sparsefric.data_checks import check_sampling
 
     (f,) = check_sampling([1e-6, 1e-6])
     assert f.code == "fast_sampling" and "1e-06 s" in f.message and "1000× too large" in f.message

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from sparsefric.data import Trajectory
-from sparsefric.diagnostics import Finding
+from sparsefric.data_checks import Finding
 from sparsefric.errors import OptionError
 from sparsefric.estimator import SparseFric
 from sparsefric.feature_library import static_library
@@ -812,7 +812,7 @@ def test_bristle_intervals_open_where_the_identification_found_them_not_identifi
     factor 2 either way changes nothing, and a finite interval [3.8e4, 3.4e5]. Whatever the
     ``not_identified`` finding names is opened: σ0 to σ̂0/2 below and ∞ above, σ1 to [0, ∞);
     a finding that names σ1 alone leaves σ0's interval as it was."""
-    from sparsefric.diagnostics import Finding
+    from sparsefric.data_checks import Finding
     from sparsefric.steps import checks
     from sparsefric.uncertainty.shifts import open_unidentified
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sparsefric.diagnostics import Finding
+from sparsefric.data_checks import Finding
 from sparsefric.tables import fmt
 from sparsefric.uncertainty.fast import INTEGRATION_SUBSTEPS
 from sparsefric.uncertainty.inclusion import FAMILIES

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from sparsefric.diagnostics import Finding
+from sparsefric.data_checks import Finding
 from sparsefric.model import JointModel
 from sparsefric.preprocessing import Prepared
 from sparsefric.selection import SweepResult

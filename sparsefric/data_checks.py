@@ -1,0 +1,283 @@
+"""What the data cannot identify: checks of recorded data that need no fit.
+
+Each check is a pure function of the prepared arrays (q [rad], q̇ [rad/s], τ [N·m], the slice
+of each trajectory, the sampling periods [s]) and returns :class:`Finding` objects: ``"error"``
+when the data cannot give a meaningful model at all, ``"warning"`` when a part of it is
+unidentifiable and the user should know (or the estimator should fall back, see
+:data:`STATIC_ONLY_CODES`). Every warning the estimator gives is a finding with a stable code;
+the checks of a fitted model are in :mod:`sparsefric.diagnostics`. Numpy only, so that
+``predict`` runs the unit checks without importing the solver.
+
+>>> findings = diagnose_prepared(prep)           # prep = sparsefric.preprocessing.prepare(...)
+>>> [f.code for f in findings]
+['no_presliding', 'narrow_velocity_range']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+from sparsefric.options import mention
+
+if TYPE_CHECKING:
+    from sparsefric.preprocessing import Prepared
+
+
+#: Finding codes after which the LuGre steps (σ0, σ1) should be skipped: fit a static model.
+STATIC_ONLY_CODES = frozenset({"no_presliding"})
+#: Speed below which the joint counts as stopped, as a fraction of the 99th-percentile speed.
+STOP_FRACTION = 1e-3
+#: Speed above which the joint counts as moving (for directions and the speed range).
+MOVE_FRACTION = 1e-2
+#: Smallest ratio of high to low moving speed (95th / 5th percentile) for a Stribeck term.
+MIN_SPEED_RATIO = 10.0
+#: Below this ratio the joint slides at one speed: its friction there is one level.
+ONE_LEVEL_RATIO = 1.5
+#: Smallest share of samples sitting exactly on the largest or smallest torque to call it clipped.
+CLIP_FRACTION = 0.01
+#: Fewest consecutive samples at the extreme value that make a flat top.
+CLIP_RUN = 3
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnosis of the training data.
+
+    Attributes
+    ----------
+    level : {"warning", "error"}
+        ``error``: no meaningful model can be identified; ``warning``: part of it cannot.
+    code : str
+        Stable identifier (``zero_torque``, ``no_presliding``, …) for programs and tests.
+    message : str
+        One line in the user's terms: what was seen and what to do.
+    """
+
+    level: Literal["warning", "error"]
+    code: str
+    message: str
+
+
+def diagnose(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
+             bounds: Sequence[tuple[int, int]] | None = None, *,
+             axis: str = "revolute") -> list[Finding]:
+    """Every check on the stacked training data, errors first.
+
+    Parameters
+    ----------
+    q, qd, qdd : ndarray
+        Position [rad], velocity [rad/s] and acceleration [rad/s²] of all training samples.
+    tau : ndarray
+        Measured torque [N·m] (raw, so that clipping shows as flat tops).
+    bounds : list of (start, stop), optional
+        Slice of each trajectory in the stacked arrays (default: one trajectory).
+    axis : {"revolute", "prismatic"}
+        The degree check applies to a revolute axis only.
+
+    Returns
+    -------
+    list of Finding
+    """
+    q, qd, tau = (np.asarray(x, dtype=float) for x in (q, qd, tau))
+    if not (len(q) == len(qd) == len(np.asarray(qdd)) == len(tau)) or len(q) == 0:
+        raise ValueError("q, qd, qdd and tau must be non-empty and of one length")
+    bounds = list(bounds) if bounds is not None else [(0, len(q))]
+    length, force = ("m", "N") if axis == "prismatic" else ("rad", "N·m")
+    found = [*check_torque(tau, force), *check_clipping(tau, force),
+             *check_presliding(qd, bounds), *check_directions(qd),
+             *check_speed_range(qd, f"{length}/s")]
+    if axis == "revolute":
+        found += check_degrees(q, qd)
+    return sorted(found, key=lambda f: f.level != "error")
+
+
+def diagnose_prepared(prep: Prepared, *, axis: str = "revolute") -> list[Finding]:
+    """:func:`diagnose` on a :class:`~sparsefric.preprocessing.Prepared` training set,
+    :func:`check_denoising` of its torque and :func:`check_sampling` of its periods."""
+    x = prep.signals
+    found = diagnose(x.q, x.qd, x.qdd, prep.tau_raw, prep.bounds, axis=axis)
+    found += check_denoising(prep.tau_raw, prep.tau, "N" if axis == "prismatic" else "N·m")
+    found += check_sampling(prep.dt)
+    return sorted(found, key=lambda f: f.level != "error")
+
+
+#: Share of the torque RMS the denoising may remove before the record is suspect.
+MAX_DENOISED_SHARE = 0.3
+
+
+def check_denoising(tau_raw: np.ndarray, tau: np.ndarray, unit: str = "N·m") -> list[Finding]:
+    """Denoising that removed much of the torque: the record is mostly faster than the motion.
+
+    ``tau_raw`` measured, ``tau`` denoised [N·m]. The rigid body and friction explain the torque
+    at the time scale of the motion; when more than :data:`MAX_DENOISED_SHARE` of its RMS is
+    faster than that (a position loop limit-cycling on a coarse encoder, structural vibration,
+    a noisy current signal), every parameter rests on a small remainder (``DESIGN.md`` §19).
+    """
+    tau_raw, tau = np.asarray(tau_raw, dtype=float), np.asarray(tau, dtype=float)
+    total = float(np.sqrt(np.mean(tau_raw**2)))
+    removed = float(np.sqrt(np.mean((tau_raw - tau) ** 2)))
+    if not (total > 0 and removed > MAX_DENOISED_SHARE * total):
+        return []
+    return [Finding("warning", "torque_mostly_noise",
+                    f"the torque denoising removed {removed:.3g} {unit} RMS, "
+                    f"{100 * removed / total:.0f} % of the torque: the record is dominated by "
+                    "content faster than the motion (vibration, a hunting position loop, a noisy "
+                    "current signal) and the identified parameters are uncertain")]
+
+
+#: Longest sampling period [s] that resolves the bristle dynamics (time constants of ms).
+MAX_PERIOD_S = 0.02
+#: Shortest sampling period [s] of a joint's logger (100 kHz, beyond current loops).
+MIN_PERIOD_S = 1e-5
+
+
+def check_sampling(periods: Sequence[float]) -> list[Finding]:
+    """A sampling period [s] too long for friction dynamics, often a time column in ms, or
+    shorter than any logger's, a time column in s declared as ms or µs.
+
+    The pre-sliding transition lasts milliseconds (z_ss/|q̇| at the speeds of a reversal), so
+    records for LuGre are sampled at hundreds of Hz or more. A time column in milliseconds
+    read as seconds passes every check of the file (a uniform 1 s period) and yields a model
+    1000× slow: inertia ×1e6, viscous ×1e3, with no error.
+    """
+    slowest = max(periods, default=0.0)
+    fastest = min(periods, default=MIN_PERIOD_S)
+    if fastest < MIN_PERIOD_S:
+        return [Finding("warning", "fast_sampling",
+                        f"the sampling period is {fastest:.4g} s, shorter than any joint's "
+                        f"logger (at least {MIN_PERIOD_S:g} s): is the time column in the unit "
+                        "given? (seconds read as ms make every speed 1000× too large)")]
+    if slowest <= MAX_PERIOD_S:
+        return []
+    return [Finding("warning", "slow_sampling",
+                    f"the sampling period is {slowest:.4g} s, too long to resolve the bristle "
+                    f"dynamics (at most {MAX_PERIOD_S:g} s): is the time column in seconds? "
+                    "(a column in ms makes every speed 1000× too small)")]
+
+
+def forces_static(findings: Sequence[Finding]) -> bool:
+    """Whether the findings leave σ0, σ1 unidentifiable (fit the static model only)."""
+    return any(f.code in STATIC_ONLY_CODES for f in findings)
+
+
+def errors(findings: Sequence[Finding]) -> list[Finding]:
+    """The findings of level ``error``."""
+    return [f for f in findings if f.level == "error"]
+
+
+# ---------------------------------------------------------------------------- torque
+def check_torque(tau: np.ndarray, unit: str = "N·m") -> list[Finding]:
+    """All-zero or constant torque: nothing about the joint was recorded."""
+    if np.all(tau == 0.0):
+        return [Finding("error", "zero_torque", "the torque is zero in every sample: check the "
+                        f"torque column ({mention('torque', 'NAME')}) and that the drive's "
+                        "current was logged")]
+    scale = max(float(np.max(np.abs(tau))), 1e-300)
+    if float(np.ptp(tau)) <= 1e-9 * scale:
+        return [Finding("error", "constant_torque", f"the torque is constant at "
+                        f"{tau[0]:.6g} {unit}: check the torque column "
+                        f"({mention('torque', 'NAME')})")]
+    return []
+
+
+def _longest_run(mask: np.ndarray) -> int:
+    """Length of the longest run of True in ``mask``."""
+    if not mask.any():
+        return 0
+    edges = np.diff(np.r_[0, mask.astype(np.int8), 0])
+    return int(np.max(np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)))
+
+
+def check_clipping(tau: np.ndarray, unit: str = "N·m") -> list[Finding]:
+    """Flat tops: many samples, in runs, exactly at the largest or smallest torque."""
+    out = []
+    for label, value in (("largest", float(np.max(tau))), ("smallest", float(np.min(tau)))):
+        at = tau == value
+        count = int(at.sum())
+        if count >= max(CLIP_RUN, CLIP_FRACTION * len(tau)) and _longest_run(at) >= CLIP_RUN:
+            out.append(Finding(
+                "warning", "torque_clipped",
+                f"{count} samples ({100 * count / len(tau):.1f} %) sit exactly at the {label} "
+                f"torque {value:.6g} {unit}: the torque looks saturated or clipped there, which "
+                "biases the friction fit; record with a larger range or cut those parts"))
+    return out
+
+
+# ---------------------------------------------------------------------------- velocity
+def _speed_levels(qd: np.ndarray) -> tuple[float, float]:
+    """Stop and moving speed thresholds [rad/s] from the 99th-percentile speed."""
+    top = float(np.percentile(np.abs(qd), 99))
+    return STOP_FRACTION * top, MOVE_FRACTION * top
+
+
+def check_presliding(qd: np.ndarray, bounds: Sequence[tuple[int, int]]) -> list[Finding]:
+    """No stop and no reversal in any trajectory: the bristle (pre-sliding) regime is unexcited."""
+    v_stop, v_move = _speed_levels(qd)
+    for a, b in bounds:
+        v = qd[a:b]
+        moving = v[np.abs(v) > v_move]
+        if np.any(np.abs(v) <= v_stop) or (moving.size and np.ptp(np.sign(moving)) > 0):
+            return []
+    return [Finding("warning", "no_presliding",
+                    "the joint never stops or reverses: the pre-sliding parameters σ0, σ1 cannot "
+                    "be identified; fitting the static model only (record moves with stops or "
+                    "reversals for LuGre)")]
+
+
+def check_directions(qd: np.ndarray) -> list[Finding]:
+    """Motion in one direction only: Coulomb friction is confounded with a constant torque."""
+    _, v_move = _speed_levels(qd)
+    moving = qd[np.abs(qd) > v_move]
+    if moving.size == 0 or (np.any(moving > 0) and np.any(moving < 0)):
+        return []
+    way = "positive" if moving[0] > 0 else "negative"
+    return [Finding("warning", "one_direction",
+                    f"the joint moves in the {way} direction only: Coulomb friction cannot be "
+                    "told apart from gravity or an offset, and the model holds for that direction "
+                    "only; record moves both ways")]
+
+
+def check_speed_range(qd: np.ndarray, unit: str = "rad/s") -> list[Finding]:
+    """Moving speeds within less than a decade: the Stribeck curve is not resolved, and σ1,
+    fitted on the reversals that pass through the unresolved low speeds, is biased by it (off by
+    more than 50 % on 9 of the 16 zoo joints with this warning, seed 2024 and one drawn at run
+    time, ``benchmarks/zoo.py``). Within :data:`ONE_LEVEL_RATIO` the joint slides at one speed,
+    and any two of f_c sign(q̇), c₁q̇ and a Stribeck term trade off freely (``DESIGN.md`` §59)."""
+    _, v_move = _speed_levels(qd)
+    speed = np.abs(qd[np.abs(qd) > v_move])
+    if speed.size < 2:
+        return []
+    low, high = (float(v) for v in np.percentile(speed, [5, 95]))
+    if high >= MIN_SPEED_RATIO * low:
+        return []
+    if high < ONE_LEVEL_RATIO * low:
+        return [Finding("warning", "one_speed_level",
+                        f"the joint slides at one speed only ({low:.3g}–{high:.3g} {unit}): a "
+                        "viscous slope or a Stribeck rise cannot be told from the Coulomb level "
+                        "there, so the friction is fitted as that level alone, valid near that "
+                        "speed; add moves at other speeds")]
+    return [Finding("warning", "narrow_velocity_range",
+                    f"the joint moves at {low:.3g}–{high:.3g} {unit} only (ratio {high / low:.1f}, "
+                    f"at least {MIN_SPEED_RATIO:g} is needed): a Stribeck term cannot be "
+                    "identified, and the bristle damping σ1, which acts in the reversals through "
+                    "the unrecorded low speeds, absorbs what the model misses there; add slower "
+                    "and faster moves or use "
+                    f"{mention('library', 'coulomb-viscous')}")]
+
+
+# ---------------------------------------------------------------------------- units
+def check_degrees(q: np.ndarray, qd: np.ndarray) -> list[Finding]:
+    """Position spanning many turns but within ±360 at joint speeds of tens of rad/s: degrees."""
+    span = float(np.ptp(q))
+    peak = float(np.max(np.abs(q)))
+    speed = float(np.percentile(np.abs(qd), 99))
+    if span > 4 * 2 * np.pi and peak <= 400.0 and speed >= 10.0:
+        return [Finding("warning", "angle_in_degrees",
+                        f"the position spans {span:.4g} rad ({span / (2 * np.pi):.1f} turns) "
+                        f"within ±{peak:.4g} at speeds up to {speed:.3g} rad/s: it looks like "
+                        f"degrees; use {mention('angle_unit', 'deg')}")]
+    return []
