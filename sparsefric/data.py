@@ -3,18 +3,23 @@
 A trajectory is time ``t`` [s], position ``q`` [rad, or m for a prismatic axis] and motor torque
 ``tau`` [N·m, or N], sampled uniformly; optionally measured velocity and acceleration columns and a
 ``trajectory`` column that splits one file into independent trajectories. Columns named ``*_true``
-(written by the simulator) are never read as measurements.
+(written by the simulator) are never read as measurements. A CSV may be in UTF-8, UTF-16 or
+Windows-1252 (Latin-1) and may hold blank lines and comment lines starting with ``#``.
 
 Every problem with a file is raised as :class:`~sparsefric.errors.DataError` with one line that
-names the file, the column or the line number (as a text editor counts it: the header is line 1).
+names the file, the column or the line number (as a text editor counts it, blank and comment
+lines included: the first line of the file is line 1).
 """
 
 from __future__ import annotations
 
 import bz2
+import codecs
 import gzip
+import io
 import lzma
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -116,7 +121,12 @@ class Trajectory:
 
 
 def read_table(path: Path) -> pd.DataFrame:
-    """The table in ``path`` (CSV or Parquet); :class:`DataError` naming the file otherwise."""
+    """The table in ``path`` (CSV or Parquet); :class:`DataError` naming the file otherwise.
+
+    A CSV is read as :func:`table_text` gives it (any encoding of :data:`ENCODINGS`, without its
+    blank and comment lines). The index is the line of each row in the file, for messages (a
+    Parquet file's row ``i`` is "line" ``i + 2``, as below a header line).
+    """
     if not path.exists():
         raise DataError(f"{path}: no such file")
     if path.is_dir():
@@ -124,36 +134,106 @@ def read_table(path: Path) -> pd.DataFrame:
     suffixes = "".join(path.suffixes).lower()
     try:
         if suffixes.endswith(".parquet") or suffixes.endswith(".pq"):
-            try:
-                return pd.read_parquet(path)
-            except ImportError:
-                raise DataError(f"{path}: reading Parquet needs pyarrow "
-                                "(pip install pyarrow)") from None
-        dialect = _csv_dialect(path)
-        check_unique_header(path, dialect)
-        return pd.read_csv(path, skipinitialspace=True, **dialect)
+            return _read_parquet(path)
+        return _read_csv(path)
     except DataError:
         raise
-    except pd.errors.EmptyDataError:
-        raise DataError(f"{path}: the file is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as exc:
+    except (pd.errors.ParserError, ValueError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
         raise DataError(f"{path}: cannot be read as a table ({first})") from None
 
 
-#: Readers of the compressed CSVs pandas reads by suffix, so that the dialect is read from text.
+def _read_parquet(path: Path) -> pd.DataFrame:
+    try:
+        df = pd.read_parquet(path)
+    except ImportError:
+        raise DataError(f"{path}: reading Parquet needs pyarrow (pip install pyarrow)") from None
+    df.index = np.arange(len(df)) + 2
+    return df
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    text, lines = table_text(path)
+    if not text:
+        raise DataError(f"{path}: the file is empty (no line other than blank lines and "
+                        f"'{COMMENT}' comments)")
+    dialect = _csv_dialect(text)
+    data = text.encode()
+    names = _header_names(data, dialect)
+    check_unique_header(path, names)
+    df = pd.read_csv(io.BytesIO(data), encoding="utf-8", skipinitialspace=True, **dialect)
+    # A quoted name that spans lines makes the header longer than one line: rows count from the end.
+    df.index = lines[len(lines) - len(df):]
+    return df
+
+
+#: Readers of the compressed CSVs, by suffix.
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+#: Encodings of a CSV, tried in turn: UTF-8 (without the byte-order mark of Excel's "CSV UTF-8"),
+#: then Windows-1252, the superset of Latin-1 in which Excel on Windows saves "CSV" in western
+#: locales (°, µ, ·, umlauts). A file that starts with the UTF-16 byte-order mark (Excel's
+#: "Unicode text") is read as UTF-16.
+ENCODINGS = ("utf-8-sig", "cp1252")
+#: A line whose first character other than spaces and tabs is this is a comment (a logger's
+#: preamble, a note between the rows) and is skipped.
+COMMENT = "#"
+#: A blank or comment line, with the line break before it.
+_SKIPPED = re.compile(rf"\n[ \t]*(?:{re.escape(COMMENT)}[^\n]*)?(?=\n)")
 
 
-def _csv_dialect(path: Path) -> dict[str, str]:
-    """Separator (and decimal mark) of a CSV whose header has no comma: ``;`` or a tab.
+def table_text(path: Path) -> tuple[str, np.ndarray]:
+    """The text of a table file without its blank and comment lines, and the line of each line
+    left in the file.
+
+    ``path`` is decompressed by its suffix (:data:`_OPENERS`) and decoded in the first of
+    :data:`ENCODINGS` that fits. Only whole lines that start with :data:`COMMENT` are left out;
+    a ``#`` elsewhere, as in a column name, is kept.
+
+    Returns
+    -------
+    text : str
+        The lines left, each ended by ``"\\n"`` (whatever line breaks the file has).
+    lines : ndarray of int
+        The line of each in the file, as a text editor counts them (the first line is 1).
+    """
+    text = _decoded(path)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    # Every line between two line breaks, for _SKIPPED:
+    framed = "\n" + text + ("" if text.endswith("\n") or not text else "\n")
+    skipped, line, pos = [], 0, 0
+    for match in _SKIPPED.finditer(framed):
+        line += framed.count("\n", pos, match.start() + 1)
+        pos = match.start() + 1
+        skipped.append(line - 1)
+    kept = _SKIPPED.sub("", framed) if skipped else framed
+    return kept[1:], np.delete(np.arange(1, framed.count("\n")), skipped)
+
+
+def _decoded(path: Path) -> str:
+    """The text of ``path`` in the first encoding that fits (see :data:`ENCODINGS`)."""
+    with _OPENERS.get(path.suffix.lower(), open)(path, "rb") as fh:
+        raw = fh.read()
+    utf16 = raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    for encoding in ("utf-16",) if utf16 else ENCODINGS:
+        try:
+            text = raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if "\x00" not in text:
+            return text
+    raise DataError(f"{path}: not a text file (in UTF-8, UTF-16 or Windows-1252 encoding); "
+                    "save it as CSV")
+
+
+def _csv_dialect(text: str) -> dict[str, str]:
+    """Separator (and decimal mark) of a CSV ``text`` (its lines each ended by a line break)
+    whose header has no comma: ``;`` or a tab.
 
     Spreadsheets in many locales export ``t;q;tau`` with decimal commas (``0,5``); loggers often
     write tab-separated text. Read with commas, such a file is one column named "t;q;tau".
     """
-    opener = _OPENERS.get(path.suffix.lower(), open)  # pandas reads these compressed
-    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
-        header, first = fh.readline(), fh.readline()
+    header, first = (text.split("\n", 2) + [""])[:2]
     if "," in header:
         return {}
     for sep in (";", "\t"):
@@ -162,12 +242,16 @@ def _csv_dialect(path: Path) -> dict[str, str]:
     return {}
 
 
-def check_unique_header(path: Path, dialect: Mapping[str, str]) -> None:
+def _header_names(data: bytes, dialect: Mapping[str, str]) -> list[str]:
+    """The column names in the header of a CSV (in UTF-8), as written."""
+    return [str(h).strip() for h in pd.read_csv(
+        io.BytesIO(data), encoding="utf-8", header=None, nrows=1, skipinitialspace=True, dtype=str,
+        keep_default_na=False, **dialect).iloc[0]]
+
+
+def check_unique_header(path: Path, names: Sequence[str]) -> None:
     """Refuse a CSV header that names a column twice (pandas would rename the second one and
     read the first without a word, and the user could not tell which was used)."""
-    header = pd.read_csv(path, header=None, nrows=1, skipinitialspace=True, dtype=str,
-                         keep_default_na=False, **dialect).iloc[0]
-    names = [str(h).strip() for h in header]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         where = "; ".join(f"'{_shorten(n, 40)}' in columns "
@@ -177,19 +261,21 @@ def check_unique_header(path: Path, dialect: Mapping[str, str]) -> None:
                         "name is unique")
 
 
-def _numeric_column(df: pd.DataFrame, name: str, path: Path, row0: int) -> np.ndarray:
+def _numeric_column(df: pd.DataFrame, name: str, path: Path) -> np.ndarray:
+    """A column as finite floats; ``df`` is indexed by the line of each row (:func:`read_table`)."""
     if name not in df.columns:
         have = _shorten(", ".join(map(str, df.columns)) or "none")
         raise DataError(f"{path}: no column '{name}' (columns: {have})")
-    values = _coerce(df, name, path, row0)
+    values = _coerce(df, name, path)
     finite = np.isfinite(values)
     if not finite.all():
         i = int(np.flatnonzero(~finite)[0])
-        raise DataError(f"{path}: column '{name}', line {row0 + i}: missing, NaN or infinite value")
+        raise DataError(f"{path}: column '{name}', line {df.index[i]}: missing, NaN or infinite "
+                        "value")
     return values
 
 
-def _coerce(df: pd.DataFrame, name: str, path: Path, row0: int) -> np.ndarray:
+def _coerce(df: pd.DataFrame, name: str, path: Path) -> np.ndarray:
     """A column as floats (NaN where empty); text that is not a number is an error."""
     raw = df[name]
     if isinstance(raw, pd.DataFrame):
@@ -200,18 +286,20 @@ def _coerce(df: pd.DataFrame, name: str, path: Path, row0: int) -> np.ndarray:
     bad = col.isna() & raw.notna()
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise DataError(f"{path}: column '{name}', line {row0 + i}: "
+        raise DataError(f"{path}: column '{name}', line {df.index[i]}: "
                         f"non-numeric value {_shorten(repr(raw.iloc[i]))}")
     with np.errstate(over="ignore", invalid="ignore"):
         return col.to_numpy(dtype=float)
 
 
-def _check_magnitude(values: np.ndarray, name: str, path: Path, row0: int) -> np.ndarray:
-    """Reject values beyond :data:`MAX_ABS_VALUE` (a wrong unit or a corrupt file)."""
+def _check_magnitude(values: np.ndarray, name: str, path: Path, lines: np.ndarray
+                     ) -> np.ndarray:
+    """Reject values beyond :data:`MAX_ABS_VALUE` (a wrong unit or a corrupt file); ``lines``:
+    the line of each value in the file."""
     big = np.abs(values) > MAX_ABS_VALUE
     if big.any():
         i = int(np.flatnonzero(big)[0])
-        raise DataError(f"{path}: column '{name}', line {row0 + i}: implausibly large value "
+        raise DataError(f"{path}: column '{name}', line {lines[i]}: implausibly large value "
                         f"{values[i]:.6g} (limit ±{MAX_ABS_VALUE:.0e})")
     return values
 
@@ -222,14 +310,15 @@ def _shorten(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _check_time(t: np.ndarray, where: str, row0: int, resample: bool) -> bool:
-    """Validate the time axis; return True if it needs resampling onto a uniform grid."""
+def _check_time(t: np.ndarray, where: str, lines: np.ndarray, resample: bool) -> bool:
+    """Validate the time axis (``lines``: the line of each sample in the file); return True if it
+    needs resampling onto a uniform grid."""
     if t.size < MIN_SAMPLES:
         raise DataError(f"{where}: only {t.size} samples, at least {MIN_SAMPLES} are needed")
     dt = np.diff(t)
     if (dt <= 0).any():
         i = int(np.flatnonzero(dt <= 0)[0])
-        raise DataError(f"{where}: time not strictly increasing at line {row0 + i + 1} "
+        raise DataError(f"{where}: time not strictly increasing at line {lines[i + 1]} "
                         f"(t = {t[i + 1]:.9g} after {t[i]:.9g})")
     median = float(np.median(dt))
     lo, hi = PERIOD_RANGE
@@ -242,7 +331,7 @@ def _check_time(t: np.ndarray, where: str, row0: int, resample: bool) -> bool:
     i = int(np.argmax(off))
     worst = float(off[i])
     if worst > SAMPLING_TOLERANCE and not resample:
-        raise DataError(f"{where}: irregular sampling: the interval before line {row0 + i + 1} "
+        raise DataError(f"{where}: irregular sampling: the interval before line {lines[i + 1]} "
                         f"is {dt[i]:.6g} s against a mean period of {mean:.6g} s "
                         f"({_percent(worst)} off, tolerance {100 * SAMPLING_TOLERANCE:g} %); "
                         "use --resample (resample=True) to interpolate onto a uniform grid")
@@ -314,14 +403,15 @@ def _check_motion(traj: Trajectory, columns: Columns) -> None:
                         f"{traj.tau[0]:.6g}: no torque was recorded")
 
 
-def _split(df: pd.DataFrame, col: str | None, path: Path) -> list[tuple[str, pd.DataFrame, int]]:
-    """Split a table on its trajectory column; return (name, part, line of its first row)."""
+def _split(df: pd.DataFrame, col: str | None, path: Path) -> list[tuple[str, pd.DataFrame]]:
+    """Split a table on its trajectory column; return (name, part) pairs, the parts indexed
+    like ``df`` by the line of each row."""
     if col is None or col not in df.columns:
-        return [(str(path), df, 2)]
+        return [(str(path), df)]
     keys = df[col]
     if keys.isna().any():
         i = int(np.flatnonzero(keys.isna().to_numpy())[0])
-        raise DataError(f"{path}: column '{col}', line {i + 2}: missing trajectory label")
+        raise DataError(f"{path}: column '{col}', line {df.index[i]}: missing trajectory label")
     codes = pd.factorize(keys)[0]
     parts = []
     for code in range(codes.max() + 1):
@@ -330,7 +420,7 @@ def _split(df: pd.DataFrame, col: str | None, path: Path) -> list[tuple[str, pd.
         if np.any(np.diff(idx) != 1):
             raise DataError(f"{path}: column '{col}': the rows of trajectory '{label}' are not "
                             "contiguous")
-        parts.append((f"{path}#{label}", df.iloc[idx].reset_index(drop=True), int(idx[0]) + 2))
+        parts.append((f"{path}#{label}", df.iloc[idx]))
     return parts
 
 
@@ -358,9 +448,8 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
     try:
         df = read_table(path)
         scale = np.pi / 180.0 if angle_unit == "deg" else 1.0
-        return [_trajectory(part, name, row0, path, columns, (scale, TIME_UNITS[time_unit]),
-                            resample)
-                for name, part, row0 in _split(df, columns.trajectory, path)]
+        return [_trajectory(part, name, path, columns, (scale, TIME_UNITS[time_unit]), resample)
+                for name, part in _split(df, columns.trajectory, path)]
     except DataError as exc:  # file content quoted in a message must not break the line
         raise DataError(_shorten(str(exc), 400)) from None
     except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
@@ -369,22 +458,24 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
                                  f"({exc.__class__.__name__}: {exc})", 400)) from None
 
 
-def _trajectory(part: pd.DataFrame, name: str, row0: int, path: Path, columns: Columns,
+def _trajectory(part: pd.DataFrame, name: str, path: Path, columns: Columns,
                 scales: tuple[float, float], resample: bool) -> Trajectory:
-    """One validated trajectory from the rows of one table (or one part of it); ``scales``:
-    the factors to rad (of the position columns) and to s (of the time column)."""
+    """One validated trajectory from the rows of one table (or one part of it), indexed by
+    their lines in the file; ``scales``: the factors to rad (of the position columns) and to s
+    (of the time column)."""
     scale, seconds = scales
+    lines = part.index.to_numpy()
 
     def column(col: str, factor: float = 1.0) -> np.ndarray:
-        values = _numeric_column(part, col, path, row0) * factor
-        return _check_magnitude(values, col, path, row0)
+        values = _numeric_column(part, col, path) * factor
+        return _check_magnitude(values, col, path, lines)
 
     def optional(col: str | None) -> np.ndarray | None:
         return None if col is None else column(col, scale)
 
-    t = _numeric_column(part, columns.time, path, row0) * seconds
-    need_resample = _check_time(t, name, row0, resample)
-    truth = {str(c): _coerce(part, c, path, row0) for c in part.columns
+    t = _numeric_column(part, columns.time, path) * seconds
+    need_resample = _check_time(t, name, lines, resample)
+    truth = {str(c): _coerce(part, c, path) for c in part.columns
              if str(c).endswith("_true")}
     q, wraps = unwrap_angle(column(columns.position, scale))
     notes = (f"{name}: column '{columns.position}' wraps around at ±π ({wraps} jumps of a full "

@@ -141,6 +141,7 @@ def _with_target(traj: Trajectory, target: np.ndarray, name: str) -> Trajectory:
 def _frame_trajectories(df: pd.DataFrame, target: np.ndarray | None, name: str,
                         torque: bool) -> list[Trajectory]:
     """The trajectories of one table (split on its trajectory column)."""
+    df = df.reset_index(drop=True)  # the loader's messages name the row by its index
     tau = COLUMNS.torque
     if target is not None:
         if tau in df.columns and not np.array_equal(df[tau].to_numpy(dtype=float), target):
@@ -151,16 +152,16 @@ def _frame_trajectories(df: pd.DataFrame, target: np.ndarray | None, name: str,
         df = df.assign(**{tau: df[COLUMNS.position] if COLUMNS.position in df.columns else 0.0})
     columns = Columns(velocity="qd" if "qd" in df.columns else None,
                       acceleration="qdd" if "qdd" in df.columns else None)
-    out = [_table_trajectory(part, label, row0, Path(label), columns, (1.0, 1.0), False)
-           for label, part, row0 in _parts(df, name)]
+    out = [_table_trajectory(part, label, Path(label), columns, (1.0, 1.0), False)
+           for label, part in _parts(df, name)]
     return [t.with_(tau=np.zeros_like(t.q)) for t in out] if placeholder else out
 
 
-def _parts(df: pd.DataFrame, name: str) -> list[tuple[str, pd.DataFrame, int]]:
-    """(label, rows, position of the first row) of each trajectory of a table."""
+def _parts(df: pd.DataFrame, name: str) -> list[tuple[str, pd.DataFrame]]:
+    """(label, rows) of each trajectory of a table."""
     column = COLUMNS.trajectory
     if column not in df.columns:
-        return [(name, df, 0)]
+        return [(name, df)]
     labels = df[column].to_numpy()
     if pd.isna(labels).any():
         row = int(np.flatnonzero(pd.isna(labels))[0])
@@ -174,5 +175,4 @@ def _parts(df: pd.DataFrame, name: str) -> list[tuple[str, pd.DataFrame, int]]:
             raise DataError(f"{name}: column '{column}': the rows of trajectory '{label}' are "
                             "not contiguous")
         seen.add(label)
-    return [(f"{name}#{labels[a]}", df.iloc[a:b], int(a)) for a, b in zip(starts, stops,
-                                                                         strict=True)]
+    return [(f"{name}#{labels[a]}", df.iloc[a:b]) for a, b in zip(starts, stops, strict=True)]

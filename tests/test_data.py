@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -92,6 +94,85 @@ def test_compressed_files_are_read_in_their_dialect(tmp_path, suffix):
             fh.write(body)
         (traj,) = load_trajectories(tmp_path / (name + suffix))
         np.testing.assert_array_equal(traj.q, ref.q)
+
+
+def _rows(n: int = 200, sep: str = ",", decimal: str = ".") -> tuple[str, np.ndarray]:
+    """``n`` rows of t, q, tau as a CSV body, and q."""
+    t = np.arange(1, n + 1) * 1e-3
+    q, tau = np.sin(2 * np.pi * t), np.cos(2 * np.pi * t)
+    body = "".join(sep.join(f"{x:.9g}".replace(".", decimal) for x in row) + "\n"
+                   for row in zip(t, q, tau, strict=True))
+    return body, q
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz"])
+def test_a_windows_spreadsheet_export_is_read_in_its_encoding(tmp_path, suffix):
+    """Excel on Windows saves "CSV" in Windows-1252: '°' and '·' are single bytes that are not
+    UTF-8, and the file was refused with "'utf-8' codec can't decode byte 0xb0"."""
+    body, q = _rows(sep=";", decimal=",")
+    raw = ("Zeit [s];Position [°];Moment [N·m]\n" + body).encode("cp1252")
+    path = tmp_path / f"excel.csv{suffix}"
+    path.write_bytes(gzip.compress(raw) if suffix else raw)
+    (traj,) = load_trajectories(path, Columns("Zeit [s]", "Position [°]", "Moment [N·m]"))
+    np.testing.assert_allclose(traj.q, q, rtol=1e-8)
+
+
+def test_a_latin_1_comment_and_excel_unicode_text_are_read(tmp_path):
+    """A Latin-1 '°' in a logger's comment, and Excel's "Unicode text" (UTF-16, tabs)."""
+    body, q = _rows()
+    (tmp_path / "latin.csv").write_bytes(("# q in °\nt,q,tau\n" + body).encode("latin-1"))
+    (tmp_path / "unicode.txt").write_bytes(("t\tq\ttau\n" + body.replace(",", "\t"))
+                                           .encode("utf-16"))
+    for name in ("latin.csv", "unicode.txt"):
+        (traj,) = load_trajectories(tmp_path / name)
+        np.testing.assert_allclose(traj.q, q, rtol=1e-8)
+
+
+def test_a_binary_file_is_one_line_saying_it_is_not_text(tmp_path):
+    path = tmp_path / "book.xlsx"
+    path.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(DataError, match=rf"^{path}: not a text file \(in UTF-8, UTF-16 or "
+                       r"Windows-1252 encoding\); save it as CSV$"):
+        load_trajectories(path)
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz"])
+def test_comment_lines_of_a_logger_are_skipped(tmp_path, suffix):
+    """Lines starting with '#' (a preamble, a note between the rows, Windows line breaks)
+    were read as the header or as a row of text; a '#' inside a column name stays."""
+    body, q = _rows()
+    rows = body.splitlines(keepends=True)
+    text = ("# logger 4.2; joint 3\r\n  # 1 kHz\n\nt,q#1,tau\n# s, rad, N·m\n"
+            + "".join(rows[:100]) + "#pause\n" + "".join(rows[100:]))
+    path = tmp_path / f"log.csv{suffix}"
+    path.write_bytes(gzip.compress(text.encode()) if suffix else text.encode())
+    (traj,) = load_trajectories(path, Columns(position="q#1"))
+    np.testing.assert_allclose(traj.q, q, rtol=1e-8)
+
+
+def test_line_numbers_count_the_comment_and_blank_lines(tmp_path):
+    """Messages name the line as an editor shows it: pandas skipped blank lines without
+    counting them."""
+    body, _ = _rows()
+    rows = body.splitlines(keepends=True)
+    t, _, tau = rows[150].split(",")
+    rows[150] = f"{t},x,{tau}"
+    path = tmp_path / "log.csv"
+    path.write_text("# preamble\n\nt,q,tau\n" + "".join(rows[:100]) + "# note\n\n"
+                    + "".join(rows[100:]))
+    with pytest.raises(DataError, match=rf"^{path}: column 'q', line 156: non-numeric value 'x'$"):
+        load_trajectories(path)
+    path.write_text("# preamble\nt,q,tau,trajectory\n" + "".join(
+        row.rstrip() + ",a\n" for row in rows[:100]) + "# b\n" + "".join(
+        row.rstrip() + ",b\n" for row in rows[100:]))
+    with pytest.raises(DataError, match=rf"^{path}: column 'q', line 154: non-numeric"):
+        load_trajectories(path)
+
+
+def test_a_file_of_only_comments_is_empty(tmp_path):
+    (tmp_path / "c.csv").write_text("# logger 4.2\n\n# no data\n")
+    with pytest.raises(DataError, match="the file is empty"):
+        load_trajectories(tmp_path / "c.csv")
 
 
 def test_trajectory_column_splits_a_file(tmp_path):

@@ -57,7 +57,7 @@ def _bad_csvs() -> dict[str, str | bytes]:
         "empty": "",
         "header_only": "t,q,tau\n",
         "binary_garbage": bytes((i * 37 + 11) % 256 for i in range(2048)),
-        "utf16": _csv(good).encode("utf-16"),
+        "utf16": _csv(good).encode("utf-16-le"),  # no byte-order mark: with one, it is read
         "latin1_header": "t,q,tau,Drehmoment \xb5\n".encode("latin-1") + b"0,0,0,0\n" * 60,
         "missing_tau": _csv([r[:2] for r in good], header="t,q"),
         "missing_time": _csv([r[1:] for r in good], header="q,tau"),
