@@ -514,7 +514,8 @@ CVE_POINT_COLUMNS = ["trajectory", "level", "velocity", "friction", "friction_st
                      "n_samples"]
 
 
-def cve_table(table: pd.DataFrame, source: str, *, velocity_scale: float = 1.0) -> pd.DataFrame:
+def cve_table(table: pd.DataFrame, source: str, *, velocity_scale: float = 1.0,
+              lines: Sequence[int] | None = None) -> pd.DataFrame:
     """Friction–velocity points of a constant-velocity experiment, checked, as
     :func:`cve_points` rows.
 
@@ -527,6 +528,9 @@ def cve_table(table: pd.DataFrame, source: str, *, velocity_scale: float = 1.0) 
         The file's name: the ``trajectory`` of every point and the start of every error.
     velocity_scale : float
         Factor to rad/s (π/180 for a file in deg/s).
+    lines : sequence of int, optional
+        The line of each row in the file, for messages (:func:`~sparsefric.data.read_table`
+        gives them as its index); by default row ``i`` is on line ``i + 2``, below a header.
 
     Returns
     -------
@@ -545,31 +549,34 @@ def cve_table(table: pd.DataFrame, source: str, *, velocity_scale: float = 1.0) 
                             f"columns velocity, friction and optionally std)")
     if table.empty:
         raise DataError(f"{source}: no rows")
-    cols = {c: _finite_column(table, c, source) for c in CVE_FILE_COLUMNS if c in table}
+    rows = np.arange(len(table)) + 2 if lines is None else np.asarray(lines)
+    cols = {c: _finite_column(table, c, source, rows) for c in CVE_FILE_COLUMNS if c in table}
     v, f = cols["velocity"], cols["friction"]
     std = cols.get("std", np.zeros_like(v))
-    _check_row(source, "velocity", v == 0, "zero (friction at standstill is not a "
+    _check_row(source, rows, "velocity", v == 0, "zero (friction at standstill is not a "
                "constant-velocity point)")
-    _check_row(source, "friction", np.sign(f) != np.sign(v), "zero or opposite in sign to "
+    _check_row(source, rows, "friction", np.sign(f) != np.sign(v), "zero or opposite in sign to "
                "the velocity (friction has the sign of the motion)")
-    _check_row(source, "std", std < 0, "negative")
+    _check_row(source, rows, "std", std < 0, "negative")
     return pd.DataFrame({"trajectory": source, "level": np.arange(len(v)),
                          "velocity": velocity_scale * v, "friction": f, "friction_std": std,
                          "n_bins": 1, "n_samples": 1},
                         columns=CVE_POINT_COLUMNS)
 
 
-def _finite_column(table: pd.DataFrame, col: str, source: str) -> np.ndarray:
+def _finite_column(table: pd.DataFrame, col: str, source: str, lines: np.ndarray
+                   ) -> np.ndarray:
     values = pd.to_numeric(table[col], errors="coerce").to_numpy(float)
-    _check_row(source, col, ~np.isfinite(values), "not a finite number")
+    _check_row(source, lines, col, ~np.isfinite(values), "not a finite number")
     return values
 
 
-def _check_row(source: str, col: str, bad: np.ndarray, problem: str) -> None:
-    """Raise for the first row where ``bad`` holds (line numbers count the header as line 1)."""
+def _check_row(source: str, lines: np.ndarray, col: str, bad: np.ndarray, problem: str
+               ) -> None:
+    """Raise for the first row where ``bad`` holds (``lines``: the line of each row)."""
     if np.any(bad):
-        line = int(np.flatnonzero(bad)[0]) + 2
-        raise DataError(f"{source}: column '{col}', line {line}: {problem}")
+        raise DataError(f"{source}: column '{col}', line {lines[np.flatnonzero(bad)[0]]}: "
+                        f"{problem}")
 
 
 def load_cve(path: str | Path, *, angle_unit: str = "rad") -> pd.DataFrame:
@@ -579,7 +586,8 @@ def load_cve(path: str | Path, *, angle_unit: str = "rad") -> pd.DataFrame:
     """
     path = Path(path)
     scale = np.pi / 180.0 if angle_unit == "deg" else 1.0
-    return cve_table(read_table(path), str(path), velocity_scale=scale)
+    table = read_table(path)
+    return cve_table(table, str(path), velocity_scale=scale, lines=table.index)
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,13 @@ def test_bad_table_names_file_column_and_line(table, expected):
         cve_table(pd.DataFrame(table), "runs.csv")
 
 
+def test_a_file_with_comment_lines_names_the_line_of_the_bad_row(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text("# bench 2, 20 °C\nvelocity,friction\n0.1,2.0\n\n# backwards\n-0.1,2.0\n")
+    with pytest.raises(DataError, match=rf"^{re.escape(str(path))}: column 'friction', line 6: "
+                       "zero or opposite"):
+        load_cve(path)
+
 def test_score_is_zero_on_the_curve_and_the_relative_offset_off_it(truth):
     on = cve_table(pd.DataFrame({"velocity": SPEEDS,
                                  "friction": truth.static_friction(SPEEDS, outside="ignore")}),
