@@ -177,6 +177,8 @@ ENCODINGS = ("utf-8-sig", "cp1252")
 #: A line whose first character other than spaces and tabs is this is a comment (a logger's
 #: preamble, a note between the rows) and is skipped.
 COMMENT = "#"
+#: A comma between digits: a decimal comma in a table separated by ``;`` or tabs.
+_DECIMAL_COMMA = re.compile(r"\d,\d")
 #: A blank or comment line, with the line break before it.
 _SKIPPED = re.compile(rf"\n[ \t]*(?:{re.escape(COMMENT)}[^\n]*)?(?=\n)")
 
@@ -231,14 +233,18 @@ def _csv_dialect(text: str) -> dict[str, str]:
     whose header has no comma: ``;`` or a tab.
 
     Spreadsheets in many locales export ``t;q;tau`` with decimal commas (``0,5``); loggers often
-    write tab-separated text. Read with commas, such a file is one column named "t;q;tau".
+    write tab-separated text. Read with commas, such a file is one column named "t;q;tau". A
+    comma between digits anywhere below such a header is a decimal comma (a first row of whole
+    numbers, as ``0;0;0``, has none).
     """
-    header, first = (text.split("\n", 2) + [""])[:2]
+    end = text.find("\n")
+    header = text[:end]
     if "," in header:
         return {}
     for sep in (";", "\t"):
         if sep in header:
-            return {"sep": sep, "decimal": ","} if "," in first else {"sep": sep}
+            decimal = {"decimal": ","} if _DECIMAL_COMMA.search(text, end) else {}
+            return {"sep": sep, **decimal}
     return {}
 
 

@@ -175,6 +175,19 @@ def test_a_file_of_only_comments_is_empty(tmp_path):
         load_trajectories(tmp_path / "c.csv")
 
 
+def test_a_decimal_comma_is_seen_below_a_first_row_of_whole_numbers(tmp_path):
+    """A record that starts at rest, '0;0;0', was read with decimal points and refused at
+    its second row ('0,001' not a number); a comma elsewhere, as in a note, is no decimal mark."""
+    body, q = _rows(sep=";", decimal=",")
+    (tmp_path / "rest.csv").write_text("t;q;tau\n0;0;0\n" + body)
+    (traj,) = load_trajectories(tmp_path / "rest.csv")
+    np.testing.assert_allclose(traj.q[1:], q, rtol=1e-8)
+    body, q = _rows(sep=";")
+    (tmp_path / "note.csv").write_text("t;q;tau;note\n" + body.replace("\n", ";ok, moving\n"))
+    (traj,) = load_trajectories(tmp_path / "note.csv")
+    np.testing.assert_allclose(traj.q, q, rtol=1e-8)
+
+
 def test_trajectory_column_splits_a_file(tmp_path):
     path = _write(tmp_path, n=200, trajectory=np.repeat(["a", "b"], 100))
     df = pd.read_csv(path)
