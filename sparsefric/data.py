@@ -160,6 +160,7 @@ def _read_csv(path: Path) -> pd.DataFrame:
     dialect = _csv_dialect(text)
     data = text.encode()
     names = _header_names(data, dialect)
+    _check_names_not_numbers(path, names, lines[0])
     check_unique_header(path, names)
     df = pd.read_csv(io.BytesIO(data), encoding="utf-8", skipinitialspace=True, **dialect)
     # A quoted name that spans lines makes the header longer than one line: rows count from the end.
@@ -265,6 +266,23 @@ def check_unique_header(path: Path, names: Sequence[str]) -> None:
                           for n in twice)
         raise DataError(f"{path}: duplicate column names: {where}; rename them so that each "
                         "name is unique")
+
+
+def _check_names_not_numbers(path: Path, names: Sequence[str], line: int) -> None:
+    """Refuse a header of numbers: the file has none (or wrote it as a comment), and its first
+    row of data would be read as the column names."""
+    if all(_is_number(n) for n in names):
+        raise DataError(f"{path}: line {line} holds numbers, not column names: the file needs "
+                        f"a header line that names its columns (a line starting with '{COMMENT}' "
+                        "is a comment)")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace(",", "."))
+    except ValueError:
+        return False
+    return True
 
 
 def _numeric_column(df: pd.DataFrame, name: str, path: Path) -> np.ndarray:

@@ -188,6 +188,17 @@ def test_a_decimal_comma_is_seen_below_a_first_row_of_whole_numbers(tmp_path):
     np.testing.assert_allclose(traj.q, q, rtol=1e-8)
 
 
+@pytest.mark.parametrize("header, line", [("", 1), ("# t,q,tau\n", 2)])
+def test_a_file_without_a_header_line_says_so(tmp_path, header, line):
+    """A header written as a comment (or none): the first row of numbers was taken for the
+    column names, and the message spoke of duplicate columns '0'."""
+    path = tmp_path / "bare.csv"
+    path.write_text(header + "0,0,0\n" + _rows()[0])
+    with pytest.raises(DataError, match=rf"^{path}: line {line} holds numbers, not column names: "
+                       "the file needs a header line that names its columns"):
+        load_trajectories(path)
+
+
 def test_trajectory_column_splits_a_file(tmp_path):
     path = _write(tmp_path, n=200, trajectory=np.repeat(["a", "b"], 100))
     df = pd.read_csv(path)
