@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import math
 import multiprocessing
@@ -48,7 +49,7 @@ import pandas as pd
 from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywidgets
 
 from sparsefric.atomic import remove_stale_stages, staged, write_text
-from sparsefric.data import LOAD_DEFAULTS, TIME_UNITS, load_with
+from sparsefric.data import LOAD_DEFAULTS, TIME_UNITS, load_with, table_text
 from sparsefric.errors import SparsefricError
 from sparsefric.fleet import UNRECORDED, summary_table, write_summary
 from sparsefric.identify import fit_joint, settings
@@ -192,28 +193,42 @@ def _where(manifest: Path, line: int, column: str | None = None) -> str:
 
 
 def _read_manifest_table(manifest: Path) -> pd.DataFrame:
+    """The manifest's cells as stripped text, indexed by the line of each row in the file."""
     if not manifest.is_file():
         raise SparsefricError(f"{manifest}: no such manifest file")
-    try:
-        df = pd.read_csv(manifest, dtype=str, keep_default_na=False, skipinitialspace=True,
-                         comment=None)
-    except pd.errors.EmptyDataError:
-        raise SparsefricError(f"{manifest}: the manifest is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SparsefricError(f"{manifest}: cannot be read as CSV ({first})") from None
-    df.columns = [str(c).strip() for c in df.columns]
+    df, header = _manifest_cells(manifest)
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
-        raise SparsefricError(f"{manifest}: row 1 (header): missing column "
-                              f"'{missing[0]}' (columns: {', '.join(df.columns) or 'none'})")
+        raise SparsefricError(f"{header}: missing column '{missing[0]}' (columns: "
+                              f"{', '.join(df.columns) or 'none'})")
     unknown = [c for c in df.columns if c not in (*FILE_COLUMNS, "joint", *OPTIONS)]
     if unknown:
-        raise SparsefricError(f"{manifest}: row 1 (header), column '{unknown[0]}': unknown "
-                              f"column (options: {', '.join(OPTIONS)})")
+        raise SparsefricError(f"{header}, column '{unknown[0]}': unknown column (options: "
+                              f"{', '.join(OPTIONS)})")
     if df.empty:
         raise SparsefricError(f"{manifest}: no joints (the manifest has only a header)")
     return df.apply(lambda col: col.str.strip())
+
+
+def _manifest_cells(manifest: Path) -> tuple[pd.DataFrame, str]:
+    """The manifest's cells, indexed by the line of each row, and its header's place for
+    messages ("MANIFEST: row N (header)").
+
+    It is read as a data file is (:func:`~sparsefric.data.table_text`): in UTF-8 or
+    Windows-1252, without blank lines and lines starting with ``#`` (a row commented out).
+    """
+    try:
+        text, lines = table_text(manifest)
+        df = pd.read_csv(io.BytesIO(text.encode()), encoding="utf-8", dtype=str,
+                         keep_default_na=False, skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise SparsefricError(f"{manifest}: the manifest is empty") from None
+    except (pd.errors.ParserError, ValueError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SparsefricError(f"{manifest}: cannot be read as CSV ({first})") from None
+    df.index = lines[len(lines) - len(df):]
+    df.columns = [str(c).strip() for c in df.columns]
+    return df, f"{manifest}: row {lines[0]} (header)"
 
 
 def _files(cell: str, base: Path, where: str, required: bool) -> tuple[str, ...]:
@@ -290,8 +305,8 @@ def read_manifest(manifest: str | os.PathLike) -> list[JointSpec]:
     df = _read_manifest_table(path)
     seen: dict[str, int] = {}
     specs = []
-    for i, (_, row) in enumerate(df.iterrows()):
-        spec = _row_spec(row, i + 2, path, seen)
+    for line, row in df.iterrows():
+        spec = _row_spec(row, int(line), path, seen)
         seen[spec.joint] = spec.line
         specs.append(spec)
     return specs

@@ -224,6 +224,22 @@ def test_manifest_paths_are_relative_to_its_folder(tmp_path):
     assert spec.options == {"model": "B", "omega_starts": (0.01, 0.1)}
 
 
+def test_a_windows_manifest_with_comment_lines_is_read_and_rows_named_by_line(tmp_path):
+    """Excel on Windows writes 'ä' in Windows-1252 (the manifest was refused as not UTF-8);
+    a row commented out with '#' is skipped, and rows keep the numbers an editor shows."""
+    (tmp_path / "Gelenk_ä.csv").write_text("t,q,tau\n0,0,0\n")
+    path = _write(tmp_path, "")
+    path.write_bytes("# robot 3\njoint,train\n#old,x.csv\n\nj1,Gelenk_ä.csv\n".encode("cp1252"))
+    (spec,) = read_manifest(path)
+    assert spec.train == (str((tmp_path / "Gelenk_ä.csv").resolve()),) and spec.line == 5
+    path.write_text("# robot 3\njoint,train\n\nj1,x.csv\nj1,x.csv\n")
+    with pytest.raises(SparsefricError, match="row 5, column 'joint': duplicate joint name 'j1' "
+                       r"\(first on row 4\)"):
+        read_manifest(path)
+    path.write_text("# robot 3\njoint,validate\nj1,x.csv\n")
+    with pytest.raises(SparsefricError, match="row 2 \\(header\\): missing column 'train'"):
+        read_manifest(path)
+
 def test_robust_z_flags_the_odd_one():
     z = robust_z(np.array([10.0, 10.5, 9.8, 10.2, 30.0, np.nan]))
     assert abs(z[4]) > 3.5 and np.all(np.abs(z[:4]) < 1.5) and np.isnan(z[5])
