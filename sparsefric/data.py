@@ -159,13 +159,27 @@ def _read_csv(path: Path) -> pd.DataFrame:
                         f"'{COMMENT}' comments)")
     dialect = _csv_dialect(text)
     data = text.encode()
-    names = _header_names(data, dialect)
+    try:
+        names = _header_names(data, dialect)
+        df = pd.read_csv(io.BytesIO(data), encoding="utf-8", skipinitialspace=True, **dialect)
+    except pd.errors.ParserError as exc:
+        raise DataError(f"{path}: cannot be read as a table ({parser_message(exc, lines)})"
+                        ) from None
     _check_names_not_numbers(path, names, lines[0])
     check_unique_header(path, names)
-    df = pd.read_csv(io.BytesIO(data), encoding="utf-8", skipinitialspace=True, **dialect)
     # A quoted name that spans lines makes the header longer than one line: rows count from the end.
     df.index = lines[len(lines) - len(df):]
     return df
+
+
+def parser_message(exc: Exception, lines: np.ndarray) -> str:
+    """The first line of the CSV parser's message on :func:`table_text`'s text, its "line N"
+    (from 1) and "row N" (from 0) made the line in the file (``lines``)."""
+    def in_file(match: re.Match) -> str:
+        i = int(match[2]) - (match[1] == "line")
+        return f"line {lines[i]}" if 0 <= i < len(lines) else match[0]
+
+    return re.sub(r"\b(line|row) (\d+)", in_file, str(exc).strip().splitlines()[0])
 
 
 #: Readers of the compressed CSVs, by suffix.

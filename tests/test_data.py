@@ -169,6 +169,15 @@ def test_line_numbers_count_the_comment_and_blank_lines(tmp_path):
         load_trajectories(path)
 
 
+@pytest.mark.parametrize("row, message", [("1,2,3,4", "Expected 3 fields in line 6, saw 4"),
+                                          ('"1,2', "EOF inside string starting at line 6")])
+def test_the_parser_names_the_line_in_the_file(tmp_path, row, message):
+    """The CSV parser counts the lines it is given, without the comment and blank lines."""
+    path = tmp_path / "log.csv"
+    path.write_text("# logger 4.2\n\nt,q,tau\n0,0,0\n# moving\n" + row + "\n0,0,0\n")
+    with pytest.raises(DataError, match=rf"^{path}: cannot be read as a table \(.*{message}\)$"):
+        load_trajectories(path)
+
 def test_a_file_of_only_comments_is_empty(tmp_path):
     (tmp_path / "c.csv").write_text("# logger 4.2\n\n# no data\n")
     with pytest.raises(DataError, match="the file is empty"):
