@@ -6,6 +6,9 @@ The manifest is a CSV file with one row per joint::
     shoulder,shoulder/train1.csv;shoulder/train2.csv,shoulder/val.csv,shoulder/test.csv,,
     gantry,gantry/run.csv,,,prismatic,true
 
+A spreadsheet whose decimal mark is a comma separates the columns by ``;`` instead, and quotes a
+cell of several files (``shoulder;"a.csv;b.csv";val.csv``); lines starting with ``#`` are skipped.
+
 ``joint`` (a directory name) and ``train`` (semicolon-separated files) are required; ``validate``
 and ``test`` are optional; every other column is an identification option (see
 :data:`OPTIONS`; an empty cell keeps the default). Relative paths are relative to the manifest's
@@ -49,7 +52,7 @@ import pandas as pd
 from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywidgets
 
 from sparsefric.atomic import remove_stale_stages, staged, write_text
-from sparsefric.data import LOAD_DEFAULTS, TIME_UNITS, load_with, table_text
+from sparsefric.data import LOAD_DEFAULTS, TIME_UNITS, load_with, parser_message, table_text
 from sparsefric.errors import SparsefricError
 from sparsefric.fleet import UNRECORDED, summary_table, write_summary
 from sparsefric.identify import fit_joint, settings
@@ -197,6 +200,11 @@ def _read_manifest_table(manifest: Path) -> pd.DataFrame:
     if not manifest.is_file():
         raise SparsefricError(f"{manifest}: no such manifest file")
     df, header = _manifest_cells(manifest)
+    mixed = next((c for c in df.columns if "," in c or ";" in c), None)
+    if mixed is not None:
+        raise SparsefricError(f"{header}, column '{mixed}': the header mixes ',' and ';'; "
+                              "separate all its columns by ',' (then ';' separates the files "
+                              "within a cell) or all by ';'")
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
         raise SparsefricError(f"{header}: missing column '{missing[0]}' (columns: "
@@ -219,16 +227,35 @@ def _manifest_cells(manifest: Path) -> tuple[pd.DataFrame, str]:
     """
     try:
         text, lines = table_text(manifest)
-        df = pd.read_csv(io.BytesIO(text.encode()), encoding="utf-8", dtype=str,
+    except OSError as exc:
+        raise SparsefricError(f"{manifest}: cannot be read ({_one_line(exc)})") from None
+    if not text:
+        raise SparsefricError(f"{manifest}: the manifest is empty")
+    sep = _separator(text[:text.find("\n")])
+    try:
+        df = pd.read_csv(io.BytesIO(text.encode()), encoding="utf-8", sep=sep, dtype=str,
                          keep_default_na=False, skipinitialspace=True)
-    except pd.errors.EmptyDataError:
-        raise SparsefricError(f"{manifest}: the manifest is empty") from None
-    except (pd.errors.ParserError, ValueError, OSError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SparsefricError(f"{manifest}: cannot be read as CSV ({first})") from None
+    except ValueError as exc:  # pandas' ParserError among them
+        raise SparsefricError(f"{manifest}: cannot be read as CSV "
+                              f"({parser_message(exc, lines)}){_quote_hint(sep)}") from None
+    if not isinstance(df.index, pd.RangeIndex):  # pandas took the surplus cells for row labels
+        raise SparsefricError(f"{manifest}: row {lines[-len(df)]}: more cells than the header "
+                              f"has columns{_quote_hint(sep)}")
     df.index = lines[len(lines) - len(df):]
     df.columns = [str(c).strip() for c in df.columns]
     return df, f"{manifest}: row {lines[0]} (header)"
+
+
+def _quote_hint(sep: str) -> str:
+    """How to write several files in one cell of a ';'-separated manifest ("" for ',')."""
+    return ' (quote a cell of several files: "a.csv;b.csv")' if sep == ";" else ""
+
+
+def _separator(header: str) -> str:
+    """The column separator of a manifest: ',' or, when its ``header`` line has a ';' and no
+    ',', ';' (a spreadsheet whose decimal mark is a comma writes these). No column name holds
+    either, and in a ','-separated manifest a ';' separates the files within one cell."""
+    return ";" if ";" in header and "," not in header else ","
 
 
 def _files(cell: str, base: Path, where: str, required: bool) -> tuple[str, ...]:

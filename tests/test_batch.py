@@ -208,6 +208,11 @@ def _write(tmp_path: Path, text: str) -> Path:
     ("joint,train\n../up,x.csv\n", "row 2, column 'joint': joint name '../up'"),
     ("joint,train,axis,angle_unit\na,x.csv,prismatic,deg\n",
      "row 2, column 'angle_unit': deg applies to a revolute joint only"),
+    ("joint,train;validate\na,x.csv;x.csv\n", "row 1 (header), column 'train;validate': the "
+     "header mixes ',' and ';'; separate all its columns by ','"),
+    ("joint;train;validate\na;x.csv;x.csv;x.csv\n", 'row 2: more cells than the header has '
+     'columns (quote a cell of several files: "a.csv;b.csv")'),
+    ("joint,train\na,x.csv,x.csv\n", "row 2: more cells than the header has columns"),
 ])
 def test_bad_manifest_is_one_line_naming_row_and_column(tmp_path, text, message):
     path = _write(tmp_path, text)
@@ -239,6 +244,16 @@ def test_a_windows_manifest_with_comment_lines_is_read_and_rows_named_by_line(tm
     path.write_text("# robot 3\njoint,validate\nj1,x.csv\n")
     with pytest.raises(SparsefricError, match="row 2 \\(header\\): missing column 'train'"):
         read_manifest(path)
+
+
+def test_a_manifest_separated_by_semicolons_reads_as_by_commas(tmp_path):
+    """A spreadsheet whose decimal mark is a comma writes ';' between the columns (and quotes a
+    cell of several files); it was one column 'joint;train;…', "missing column 'joint'"."""
+    comma = _write(tmp_path, "joint,train,validate,axis\na,x.csv;x.csv,x.csv,prismatic\n")
+    semi = tmp_path / "semi.csv"
+    semi.write_text('joint;train;validate;axis\r\na;"x.csv;x.csv";x.csv;prismatic\r\n')
+    assert read_manifest(semi) == read_manifest(comma)
+
 
 def test_robust_z_flags_the_odd_one():
     z = robust_z(np.array([10.0, 10.5, 9.8, 10.2, 30.0, np.nan]))
