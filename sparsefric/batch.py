@@ -131,6 +131,11 @@ OPTIONS: dict[str, Callable[[str], Any]] = {
     "trajectory_column": _name,
 }
 
+#: Option columns of numbers (read with decimal commas in a ';'-separated manifest).
+_NUMBER_OPTIONS = [col for col, parse in OPTIONS.items()
+                   if parse in (parse_positive, parse_positive_list)]
+_DECIMAL_COMMA = re.compile(r"(?<=\d),(?=\d)")
+
 
 @dataclass(frozen=True)
 class JointSpec:
@@ -243,7 +248,18 @@ def _manifest_cells(manifest: Path) -> tuple[pd.DataFrame, str]:
                               f"has columns{_quote_hint(sep)}")
     df.index = lines[len(lines) - len(df):]
     df.columns = [str(c).strip() for c in df.columns]
-    return df, f"{manifest}: row {lines[0]} (header)"
+    return _decimal_points(df) if sep == ";" else df, f"{manifest}: row {lines[0]} (header)"
+
+
+def _decimal_points(df: pd.DataFrame) -> pd.DataFrame:
+    """The number options of a ';'-separated manifest with their decimal commas made points:
+    the spreadsheet that separates by ';' writes 0.5 as "0,5". A cell with a point already keeps
+    its commas, which then separate numbers ("0.01,0.1")."""
+    for col in df.columns.intersection(_NUMBER_OPTIONS):
+        cells = df[col]
+        df[col] = cells.where(cells.str.contains(".", regex=False),
+                              cells.str.replace(_DECIMAL_COMMA, ".", regex=True))
+    return df
 
 
 def _quote_hint(sep: str) -> str:

@@ -255,6 +255,18 @@ def test_a_manifest_separated_by_semicolons_reads_as_by_commas(tmp_path):
     assert read_manifest(semi) == read_manifest(comma)
 
 
+def test_numbers_of_a_semicolon_manifest_have_decimal_commas(tmp_path):
+    """The spreadsheet that separates by ';' writes 0.5 as '0,5' ("expected a number, got
+    '0,5'"); a list with decimal points keeps its commas as separators."""
+    comma = _write(tmp_path, 'joint,train,tanh_k,omega_starts,thresholds\n'
+                             'a,x.csv,0.5,0.01;0.1,"0.2,3"\n')
+    semi = tmp_path / "semi.csv"
+    semi.write_text('joint;train;tanh_k;omega_starts;thresholds\na;x.csv;0,5;"0,01;0,1";0.2,3\n')
+    (expected,), (spec,) = read_manifest(comma), read_manifest(semi)
+    assert spec.options.pop("thresholds").tolist() == [0.2, 3.0]
+    expected.options.pop("thresholds")
+    assert spec == expected and spec.options["tanh_k"] == 0.5
+
 def test_robust_z_flags_the_odd_one():
     z = robust_z(np.array([10.0, 10.5, 9.8, 10.2, 30.0, np.nan]))
     assert abs(z[4]) > 3.5 and np.all(np.abs(z[:4]) < 1.5) and np.isnan(z[5])
