@@ -20,6 +20,7 @@ import io
 import lzma
 import os
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -161,7 +162,7 @@ def _read_csv(path: Path) -> pd.DataFrame:
     data = text.encode()
     try:
         names = _header_names(data, dialect)
-        df = pd.read_csv(io.BytesIO(data), encoding="utf-8", skipinitialspace=True, **dialect)
+        df = _read_rows(path, data, dialect, lines)
     except pd.errors.ParserError as exc:
         raise DataError(f"{path}: cannot be read as a table ({parser_message(exc, lines)})"
                         ) from None
@@ -170,6 +171,31 @@ def _read_csv(path: Path) -> pd.DataFrame:
     # A quoted name that spans lines makes the header longer than one line: rows count from the end.
     df.index = lines[len(lines) - len(df):]
     return df
+
+
+def _read_rows(path: Path, data: bytes, dialect: Mapping[str, str], lines: np.ndarray
+               ) -> pd.DataFrame:
+    """The rows of a CSV (in UTF-8) under its header, each value in the column it is named by.
+
+    Rows of more fields than the header names were read with the first fields as row labels,
+    every column shifted: separators that end every row are dropped; other surplus fields are
+    an error.
+    """
+    def read(**labels: Any) -> pd.DataFrame:
+        return pd.read_csv(io.BytesIO(data), encoding="utf-8", skipinitialspace=True, **labels,
+                           **dialect)
+
+    df = read()
+    if isinstance(df.index, pd.RangeIndex):
+        return df
+    surplus = df.index.nlevels
+    if not df.iloc[:, -surplus:].isna().all(axis=None):
+        named = len(df.columns)
+        raise DataError(f"{path}: line {lines[-len(df)]}: {named + surplus} fields, but the "
+                        f"header names {named} columns; name every column in the header")
+    with warnings.catch_warnings():  # the fields dropped are empty
+        warnings.simplefilter("ignore", pd.errors.ParserWarning)
+        return read(index_col=False)
 
 
 def parser_message(exc: Exception, lines: np.ndarray) -> str:

@@ -178,6 +178,19 @@ def test_the_parser_names_the_line_in_the_file(tmp_path, row, message):
     with pytest.raises(DataError, match=rf"^{path}: cannot be read as a table \(.*{message}\)$"):
         load_trajectories(path)
 
+def test_separators_ending_every_row_are_dropped_and_surplus_fields_refused(tmp_path):
+    """Rows of more fields than the header had their first fields taken for row labels by
+    pandas: every column shifted by one, t read from q, q from tau."""
+    body, q = _rows(sep=";", decimal=",")
+    path = tmp_path / "log.csv"
+    path.write_text("t;q;tau\n" + body.replace("\n", ";;\n"))
+    (traj,) = load_trajectories(path)
+    np.testing.assert_allclose(traj.q, q, rtol=1e-8)
+    path.write_text("# logger\nt;q;tau\n" + body.replace("\n", ";7\n"))
+    with pytest.raises(DataError, match=rf"^{path}: line 3: 4 fields, but the header names 3 "
+                       "columns; name every column in the header$"):
+        load_trajectories(path)
+
 def test_a_file_of_only_comments_is_empty(tmp_path):
     (tmp_path / "c.csv").write_text("# logger 4.2\n\n# no data\n")
     with pytest.raises(DataError, match="the file is empty"):
