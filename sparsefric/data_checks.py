@@ -24,6 +24,7 @@ import numpy as np
 from sparsefric.options import mention
 
 if TYPE_CHECKING:
+    from sparsefric.data import Trajectory
     from sparsefric.preprocessing import Prepared
 
 
@@ -95,11 +96,20 @@ def diagnose(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
     return sorted(found, key=lambda f: f.level != "error")
 
 
-def diagnose_prepared(prep: Prepared, *, axis: str = "revolute") -> list[Finding]:
+def diagnose_prepared(prep: Prepared, *, axis: str = "revolute",
+                      whole: Prepared | None = None) -> list[Finding]:
     """:func:`diagnose` on a :class:`~sparsefric.preprocessing.Prepared` training set,
-    :func:`check_denoising` of its torque and :func:`check_sampling` of its periods."""
+    :func:`check_motion` of its records, :func:`check_denoising` of its torque and
+    :func:`check_sampling` of its periods.
+
+    ``whole``: the records as given, where ``prep`` holds the training parts cut from them
+    (blocks held out for validation); their motion is judged whole, and named as given.
+    """
     x = prep.signals
     found = diagnose(x.q, x.qd, x.qdd, prep.tau_raw, prep.bounds, axis=axis)
+    given = prep if whole is None else whole
+    found += check_motion(given.pieces, given.signals.qd, given.bounds,
+                          "m" if axis == "prismatic" else "rad")
     found += check_denoising(prep.tau_raw, prep.tau, "N" if axis == "prismatic" else "N·m")
     found += check_sampling(prep.dt)
     return sorted(found, key=lambda f: f.level != "error")
@@ -208,6 +218,55 @@ def check_clipping(tau: np.ndarray, unit: str = "N·m") -> list[Finding]:
 
 
 # ---------------------------------------------------------------------------- velocity
+#: Fewest position steps σ̂√12 (an encoder count, or the noise's equivalent) that a record must
+#: span to show motion. Noise alone spans about 2.3 over thousands of samples (±3.5σ̂) and a
+#: holding drive drifts a few counts; the slowest useful record spans thousands (0.5 rad at
+#: 20 bits: 8·10⁴), the pre-sliding record of ``simulate --presliding`` 22.
+MIN_TRAVEL_STEPS = 10.0
+
+
+def check_motion(records: Sequence[Trajectory], qd: np.ndarray,
+                 bounds: Sequence[tuple[int, int]], unit: str = "rad") -> list[Finding]:
+    """No record moves beyond its position resolution: the joint stood still (held, or
+    drifting a few encoder counts), nothing slid, and every friction parameter would be fitted
+    to noise.
+
+    ``records`` are the measured trajectories [rad or m] of the slices ``bounds`` of the
+    denoised speed ``qd`` [rad/s or m/s]. The error names the record that spans the most
+    (:func:`position_travel`), when it spans fewer than :data:`MIN_TRAVEL_STEPS`. One still
+    record beside moving ones is no error: a held or pre-sliding record adds to them.
+    """
+    if not records:
+        return []
+    travel = [position_travel(r.q) for r in records]
+    counts = [span / step if step > 0 else np.inf for span, step in travel]
+    i = int(np.argmax(counts))
+    if counts[i] >= MIN_TRAVEL_STEPS:
+        return []
+    (span, step), (a, b) = travel[i], bounds[i]
+    head = (f"{records[i].name}: the joint barely moves: its position spans" if len(records) == 1
+            else f"the joint barely moves in all {len(records)} training records: the widest, "
+                 f"{records[i].name}, spans")
+    return [Finding("error", "no_motion",
+                    f"{head} {span:.3g} {unit}, {counts[i]:.1f} steps of its resolution "
+                    f"{step:.2g} {unit} (an encoder count or the noise), at speeds within the "
+                    f"noise (at most {float(np.max(np.abs(qd[a:b]))):.2g} {unit}/s): there is no "
+                    "motion to identify friction from; record the joint moving back and forth "
+                    "(at several speeds, with stops or reversals)")]
+
+
+def position_travel(q: np.ndarray) -> tuple[float, float]:
+    """The span max q − min q of a measured position [rad or m] and its resolution σ̂√12, σ̂
+    the noise of the position or the rounding of its encoder count
+    (:func:`~sparsefric.differentiation.trend_filter.measurement_noise_std`; a count Δ has
+    σ̂ = Δ/√12)."""
+    # imported here, where the records are differentiated already: the module stays
+    # numpy-only for the unit checks of predict
+    from sparsefric.differentiation.trend_filter import measurement_noise_std
+
+    return float(np.ptp(q)), float(np.sqrt(12.0) * measurement_noise_std(q))
+
+
 def _speed_levels(qd: np.ndarray) -> tuple[float, float]:
     """Stop and moving speed thresholds [rad/s] from the 99th-percentile speed."""
     top = float(np.percentile(np.abs(qd), 99))

@@ -292,7 +292,7 @@ def _identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Set
         train, validate, cut_notes = held.train, held.validate, held.notes
         held_out = [tr.name for tr in validate]
     prep = s.preprocessor.prepare(train, remember=True)
-    findings = _data_findings(prep, s.library(), s.axis)
+    findings = _data_findings(prep, s.library(), s.axis, whole)
     val = s.preprocessor.prepare(validate, remember=True) if validate else None
     slower = _slower_validation(prep, val) if s.pool_validation and val is not None else None
     if val is not None and (pool or slower is not None):
@@ -482,10 +482,12 @@ def _hold_inertia(result: IdentificationResult) -> None:
         "stands, but take the inertia from a design value or record harder accelerations"))
 
 
-def _data_findings(prep: Prepared, library: FeatureLibrary, axis: str) -> list[Finding]:
-    """The data checks that apply to ``library``; an error finding is raised."""
+def _data_findings(prep: Prepared, library: FeatureLibrary, axis: str,
+                   whole: Prepared | None = None) -> list[Finding]:
+    """The data checks that apply to ``library``; an error finding is raised. ``whole``: the
+    records ``prep``'s training parts were cut from (:func:`_prepare_held_out`)."""
     has_stribeck = any(t.kind == "stribeck" for t in library.terms())
-    findings = [f for f in diagnose_prepared(prep, axis=axis)
+    findings = [f for f in diagnose_prepared(prep, axis=axis, whole=whole)
                 if has_stribeck or f.code != "narrow_velocity_range"]
     if bad := errors(findings):
         raise SparsefricError(bad[0].message)

@@ -557,6 +557,30 @@ def test_a_baseline_method_gets_the_data_checks_and_the_records_cut_at_jumps(tmp
     assert cut.coulomb == pytest.approx(apart.coulomb, rel=1e-6)
 
 
+@pytest.mark.parametrize("method", ["sparsefric", "idim-ls"])
+def test_a_joint_that_barely_moves_is_named_before_any_fit(tmp_path, capsys, monkeypatch,
+                                                           method):
+    """A held joint (a count of encoder dither, a holding torque) ended in "the identified
+    model is physically inadmissible" after the fit: now one line before it, naming the file."""
+    rng = np.random.default_rng(5)
+    count = 2 * np.pi / 2**20
+    n = 5000
+    held = pd.DataFrame({"t": np.arange(n) * 1e-3,
+                         "q": np.round((-0.6 + 5e-6 * rng.standard_normal(n)) / count) * count,
+                         "tau": 24.0 + 0.3 * rng.standard_normal(n)})
+    held.to_csv(tmp_path / "held.csv", index=False)
+    monkeypatch.setattr("sparsefric.identify.fit_static", lambda *a, **k: pytest.fail("fitted"))
+    monkeypatch.setattr("sparsefric.baselines.fit_baseline",
+                        lambda *a, **k: pytest.fail("fitted"))
+    assert main(["identify", str(tmp_path / "held.csv"), "--method", method, "--out",
+                 str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"sparsefric: error: {tmp_path / 'held.csv'}: the joint barely "
+                          "moves: its position spans ") and err.count("\n") == 1
+    assert "no motion to identify friction from" in err
+    assert not (tmp_path / "out").exists()
+
+
 def test_predict_says_when_the_time_column_looks_like_ms(tmp_path, capsys):
     df = pd.read_csv(example_files("test")[0])
     ms = tmp_path / "ms.csv"

@@ -8,12 +8,16 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from sparsefric.data import Trajectory
 from sparsefric.data_checks import (
+    MIN_TRAVEL_STEPS,
     Finding,
+    check_motion,
     diagnose,
     diagnose_prepared,
     errors,
     forces_static,
+    position_travel,
 )
 
 DT = 1e-3
@@ -136,11 +140,16 @@ def test_messages_are_single_lines_and_errors_come_first():
                for f in found)
 
 
+def _prepared(q, qd, qdd, tau, raw):
+    """A one-record Prepared set: denoised ``tau``, measured ``raw`` [N·m]."""
+    record = Trajectory(np.arange(q.size) * DT, q, raw)
+    return SimpleNamespace(signals=SimpleNamespace(q=q, qd=qd, qdd=qdd), tau=tau, tau_raw=raw,
+                           bounds=[(0, len(q))], dt=[DT], pieces=(record,))
+
+
 def test_diagnose_prepared_reads_the_raw_torque():
     q, qd, qdd, tau = _from_velocity(_rich_velocity(), clip=3.0)
-    prep = SimpleNamespace(signals=SimpleNamespace(q=q, qd=qd, qdd=qdd), tau=tau.copy(),
-                           tau_raw=tau, bounds=[(0, len(q))], dt=[DT])
-    assert _codes(diagnose_prepared(prep)) == {"torque_clipped"}
+    assert _codes(diagnose_prepared(_prepared(q, qd, qdd, tau.copy(), tau))) == {"torque_clipped"}
 
 
 def test_denoising_that_removes_most_of_the_torque_is_flagged():
@@ -148,13 +157,65 @@ def test_denoising_that_removes_most_of_the_torque_is_flagged():
     hunting = tau + 4.0 * np.sin(2 * np.pi * 60 * np.arange(tau.size) * DT)  # a 60 Hz limit cycle
 
     def prepared(raw):
-        return SimpleNamespace(signals=SimpleNamespace(q=q, qd=qd, qdd=qdd), tau=tau,
-                               tau_raw=raw, bounds=[(0, len(q))], dt=[DT])
+        return _prepared(q, qd, qdd, tau, raw)
 
     assert diagnose_prepared(prepared(tau + 0.05)) == []
     found = diagnose_prepared(prepared(hunting))
     assert _codes(found) == {"torque_mostly_noise"} and found[0].level == "warning"
     assert "% of the torque" in found[0].message and "\n" not in found[0].message
+
+
+#: A count of a 20-bit encoder [rad].
+COUNT = 2 * np.pi / 2**20
+
+
+def _still(kind: str, n: int = 5000) -> np.ndarray:
+    """Positions [rad] of a joint that stands still: held on a 20-bit encoder dithering by a
+    count, drifting 4 counts, or an unquantised sensor's noise alone."""
+    rng = np.random.default_rng(3)
+    if kind == "held":
+        return np.round((-0.6 + 5e-6 * rng.standard_normal(n)) / COUNT) * COUNT
+    if kind == "drifting":
+        drift = 4 * COUNT * np.arange(n) / n
+        return np.round((0.1 + drift + 2e-6 * rng.standard_normal(n)) / COUNT) * COUNT
+    return 0.2 + 1e-6 * rng.standard_normal(n)
+
+
+def _motion(*records: tuple[str, np.ndarray]) -> list[Finding]:
+    """:func:`check_motion` of named position records [rad], the speed taken as zero."""
+    trajs = [Trajectory(np.arange(q.size) * DT, q, np.zeros_like(q), name=name)
+             for name, q in records]
+    ends = np.cumsum([0, *(q.size for _, q in records)])
+    return check_motion(trajs, np.zeros(ends[-1]), list(zip(ends[:-1], ends[1:], strict=True)))
+
+
+@pytest.mark.parametrize("kind", ["held", "drifting", "noisy"])
+def test_a_joint_that_barely_moves_is_refused_before_the_fit(kind):
+    """A held joint ended in "the identified model is physically inadmissible", or worse, in
+    a model fitted to noise; named as the record with its span in encoder steps."""
+    (f,) = _motion((f"{kind}.csv", _still(kind)))
+    assert f.level == "error" and f.code == "no_motion" and "\n" not in f.message
+    assert f.message.startswith(f"{kind}.csv: the joint barely moves: its position spans ")
+    assert "steps of its resolution" in f.message and "record the joint moving" in f.message
+    (f,) = _motion(("a.csv", _still("held")), ("b.csv", _still("drifting")))
+    assert f.message.startswith("the joint barely moves in all 2 training records: the widest, "
+                                "b.csv, spans ")
+
+
+def test_slow_moves_and_presliding_records_are_motion():
+    """0.005 rad/s over 0.5 rad is slow data, not a still joint; the pre-sliding record of
+    ``simulate --presliding`` spans 22 steps of its resolution (4e-4 rad); a still record
+    beside moving ones adds to them."""
+    from sparsefric.baselines import presliding_experiment
+    from sparsefric.simulate import EXAMPLE_TRUTH
+
+    slow = np.round(0.005 * np.arange(20000) * 5e-3 / COUNT) * COUNT  # 100 s at 200 Hz
+    presliding = presliding_experiment(EXAMPLE_TRUTH).q
+    span, step = position_travel(presliding)
+    assert MIN_TRAVEL_STEPS * step < span < 3 * MIN_TRAVEL_STEPS * step
+    assert _motion(("slow.csv", slow)) == []
+    assert _motion(("presliding.csv", presliding)) == []
+    assert _motion(("held.csv", _still("held")), ("slow.csv", slow)) == []
 
 
 def test_mismatched_lengths_are_rejected():
