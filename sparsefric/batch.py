@@ -53,7 +53,7 @@ from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywid
 
 from sparsefric.atomic import remove_stale_stages, staged, write_text
 from sparsefric.data import LOAD_DEFAULTS, TIME_UNITS, load_with, parser_message, table_text
-from sparsefric.errors import SparsefricError
+from sparsefric.errors import OptionError, SparsefricError
 from sparsefric.fleet import UNRECORDED, summary_table, write_summary
 from sparsefric.identify import fit_joint, settings
 from sparsefric.model import JointModel
@@ -68,6 +68,7 @@ from sparsefric.options import (
     TORQUE_TIMINGS,
     UNCERTAINTY,
     angle_unit_conflict,
+    cutoff_conflict,
     parse_bool,
     parse_positive,
     parse_positive_list,
@@ -475,6 +476,19 @@ def _one_line(exc: BaseException) -> str:
     return text if isinstance(exc, SparsefricError) else f"{type(exc).__name__}: {text}"
 
 
+def _records(spec: JointSpec) -> tuple[list, list | None, list | None]:
+    """The joint's training, validation and test records (None where none are given), checked
+    against the options that depend on them, by the rule of ``identify``: the cutoff
+    (:func:`~sparsefric.options.cutoff_conflict`)."""
+    train = load_with(spec.train, spec.load)
+    validate = load_with(spec.validate, spec.load) if spec.validate else None
+    test = load_with(spec.test, spec.load) if spec.test else None
+    if why := cutoff_conflict(spec.options.get("cutoff_hz"),
+                              [*train, *(validate or ()), *(test or ())]):
+        raise OptionError("cutoff_hz", why)
+    return train, validate, test
+
+
 def identify_joint(spec: JointSpec, out_dir: str) -> JointResult:
     """Identify one joint and write ``out_dir/<joint>/`` atomically (``model.json`` last).
 
@@ -497,9 +511,7 @@ def identify_joint(spec: JointSpec, out_dir: str) -> JointResult:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             record = inputs_record(spec)  # before reading: a file changed later gets redone
-            train = load_with(spec.train, spec.load)
-            validate = load_with(spec.validate, spec.load) if spec.validate else None
-            test = load_with(spec.test, spec.load) if spec.test else None
+            train, validate, test = _records(spec)
             result, _ = fit_joint(train, validate, settings(spec.options))
             box: dict[str, dict] = {}
 

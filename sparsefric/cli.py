@@ -39,6 +39,7 @@ from sparsefric.options import (
     UNCERTAINTY,
     angle_unit_conflict,
     as_flags,
+    cutoff_conflict,
     flag,
     parse_positive,
     parse_positive_list,
@@ -174,7 +175,8 @@ def _add_data_options(p: argparse.ArgumentParser, differentiation: str = "tv",
                    help="TV regularisation κ (default: chosen automatically)")
     g.add_argument("--cutoff-hz", type=_positive, default=None, metavar="HZ",
                    help="Butterworth cutoff [Hz] (--differentiation butterworth and the "
-                        "baselines; default: their own)")
+                        "baselines; default: their own), below every record's Nyquist "
+                        "frequency and at least 2/T of the shortest, T its duration [s]")
     if not torque_timing:  # steady levels: when within a sample the torque acts is moot
         return
     g.add_argument("--torque-timing", choices=TORQUE_TIMINGS, default="instant",
@@ -195,19 +197,16 @@ def _load(paths: Sequence[str], args: argparse.Namespace):
 
 def _check_records(args: argparse.Namespace, trajs) -> None:
     """Before any work: ``--differentiation given`` needs the measured velocity and
-    acceleration columns, and ``--cutoff-hz`` must lie below every record's Nyquist
-    frequency."""
+    acceleration columns, and ``--cutoff-hz`` must suit every record
+    (:func:`~sparsefric.options.cutoff_conflict`)."""
     from sparsefric.options import mention
 
     if args.differentiation == "given" and any(t.qd is None or t.qdd is None for t in trajs):
         raise OptionError("differentiation", "given needs the measured velocity and "
                           f"acceleration in every record ({mention('velocity', 'NAME')} and "
                           f"{mention('acceleration', 'NAME')})")
-    if args.cutoff_hz is not None and trajs:
-        nyquist, name = min((0.5 / traj.dt, traj.name) for traj in trajs)
-        if args.cutoff_hz >= nyquist:
-            raise OptionError("cutoff_hz", f"{args.cutoff_hz:g} is not below the Nyquist "
-                                           f"frequency {nyquist:g} Hz of {name}")
+    if why := cutoff_conflict(args.cutoff_hz, trajs):
+        raise OptionError("cutoff_hz", why)
 
 
 def _preprocessor(args: argparse.Namespace, denoise_torque: bool = True):

@@ -13,8 +13,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from sparsefric.errors import OptionError
+
+if TYPE_CHECKING:
+    from sparsefric.data import Trajectory
 
 #: Joint axes: a revolute joint [rad, N·m] or a prismatic axis [m, N].
 AXES: tuple[str, ...] = ("revolute", "prismatic")
@@ -69,6 +74,34 @@ def angle_unit_conflict(angle_unit: str, axis: str) -> str | None:
     prismatic axis has its positions in metres."""
     if angle_unit == "deg" and axis != "revolute":
         return "deg applies to a revolute joint only"
+    return None
+
+
+#: Lowest Butterworth cutoff (``cutoff_hz``) for a record lasting T [s], in multiples of 1/T.
+#: The slowest motion a record can hold, one cycle over its length, has its fundamental at
+#: 1/T; the zero-phase 4th-order filter (power gain 1/(1 + (f/f_c)⁸)) keeps 99.6 % of it from
+#: a cutoff twice as high. Lower, the filter takes away the moves, not their noise: q̇ and q̈
+#: keep none of them, and the fit's warnings blame the data.
+MIN_CUTOFF_CYCLES = 2.0
+
+
+def cutoff_conflict(cutoff_hz: float | None, records: Iterable[Trajectory]) -> str | None:
+    """Why the Butterworth cutoff ``cutoff_hz`` [Hz] cannot differentiate ``records`` (None if
+    it can, or if no cutoff is given), naming the record that bounds it: the cutoff must lie
+    below the Nyquist frequency 1/(2 dt) of the most coarsely sampled record and at or above
+    :data:`MIN_CUTOFF_CYCLES`/T of the shortest, T its duration [s]."""
+    records = list(records)
+    if cutoff_hz is None or not records:
+        return None
+    nyquist, coarsest = min((0.5 / r.dt, r.name) for r in records)
+    duration, shortest = min((float(r.t[-1] - r.t[0]), r.name) for r in records)
+    lowest = MIN_CUTOFF_CYCLES / duration
+    if cutoff_hz >= nyquist:
+        return f"{cutoff_hz:g} is not below the Nyquist frequency {nyquist:g} Hz of {coarsest}"
+    if cutoff_hz < lowest:
+        return (f"{cutoff_hz:g} is below {lowest:.3g} Hz, {MIN_CUTOFF_CYCLES:g}/T of {shortest} "
+                f"(T = {duration:.4g} s): the filter would take away its moves, not only their "
+                "noise")
     return None
 
 

@@ -13,7 +13,7 @@ import pytest
 
 import sparsefric.batch as batch_module
 from sparsefric.batch import JointResult, read_manifest, run_manifest
-from sparsefric.cli import build_parser
+from sparsefric.cli import build_parser, main
 from sparsefric.data import load_trajectories, save_trajectory
 from sparsefric.errors import SparsefricError
 from sparsefric.fleet import UNRECORDED, count_text, robust_z
@@ -220,6 +220,23 @@ def test_bad_manifest_is_one_line_naming_row_and_column(tmp_path, text, message)
         read_manifest(path)
     assert str(path) in str(info.value) and message in str(info.value)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("cutoff", [0.001, 600.0])
+def test_a_manifest_cutoff_the_records_cannot_take_fails_the_joint_as_identify_refuses_it(
+        cutoff, capsys, monkeypatch, tmp_path):
+    """0.001 Hz was fitted with warnings that blamed the data, 600 Hz failed after the
+    differentiation without the record's name: both now fail the joint before the fit, with
+    the message of ``identify --cutoff-hz``."""
+    train = str(example_files("train")[0])
+    spec = batch_module.JointSpec("j", (train,), options={"differentiation": "butterworth",
+                                                          "cutoff_hz": cutoff})
+    monkeypatch.setattr(batch_module, "fit_joint", lambda *a, **k: pytest.fail("fitted"))
+    result = batch_module.identify_joint(spec, str(tmp_path))
+    assert result.status == "failed" and result.error.startswith(f"cutoff_hz {cutoff:g} is ")
+    assert main(["identify", train, "--differentiation", "butterworth", "--cutoff-hz",
+                 f"{cutoff:g}", "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == f"sparsefric: error: --{result.error.replace('_', '-', 1)}\n"
 
 
 def test_manifest_paths_are_relative_to_its_folder(tmp_path):

@@ -146,6 +146,14 @@ def test_bad_inputs_are_named(X, error, message):
         SparseFric(**FAST).fit(X)
 
 
+def test_a_cutoff_that_would_take_away_the_moves_is_refused_before_the_fit(monkeypatch):
+    monkeypatch.setattr("sparsefric.estimator.fit_joint", lambda *a, **k: pytest.fail("fitted"))
+    est = SparseFric(differentiation="butterworth", cutoff_hz=0.1)
+    with pytest.raises(OptionError, match=r"^cutoff_hz 0.1 is below 0.323 Hz, 2/T of "
+                                          r"X#train_v2p13 \(T = 6.194 s\)"):
+        est.fit(_role("train"))
+
+
 def test_trajectory_rows_must_be_contiguous():
     train = _role("train")
     shuffled = pd.concat([train.iloc[:100], train.iloc[-100:], train.iloc[100:-100]])

@@ -39,7 +39,7 @@ from sparsefric.baselines.two_step import (
 from sparsefric.data import Trajectory
 from sparsefric.errors import OptionError
 from sparsefric.model import JointModel
-from sparsefric.options import METHODS, check_choice, mention
+from sparsefric.options import METHODS, check_choice, cutoff_conflict, mention
 from sparsefric.steps.iterations import default_sigma0_starts
 from sparsefric.validation import cve_from_trajectories
 
@@ -102,12 +102,11 @@ def fit_baseline(method: str, train: Sequence[Trajectory], axis: str = "revolute
 
 
 def _cutoff(given: float | None, default: float, trajectories: Sequence[Trajectory]) -> float:
-    """The Butterworth cutoff [Hz]: ``given``, which must lie below every record's Nyquist
-    frequency, else ``default`` capped at 0.4 of the slowest record's sampling rate."""
-    nyquist, name = min((0.5 / tr.dt, tr.name) for tr in trajectories)
+    """The Butterworth cutoff [Hz]: ``given``, which must suit every record
+    (:func:`~sparsefric.options.cutoff_conflict`), else ``default`` capped at 0.4 of the
+    slowest record's sampling rate."""
+    if why := cutoff_conflict(given, trajectories):
+        raise OptionError("cutoff_hz", why)
     if given is None:
-        return min(default, 0.8 * nyquist)
-    if given >= nyquist:
-        raise OptionError("cutoff_hz", f"{given:g} is not below the Nyquist frequency "
-                          f"{nyquist:g} Hz of {name}")
+        return min(default, 0.8 * min(0.5 / tr.dt for tr in trajectories))
     return given
