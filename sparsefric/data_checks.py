@@ -110,7 +110,8 @@ def diagnose_prepared(prep: Prepared, *, axis: str = "revolute",
     given = prep if whole is None else whole
     found += check_motion(given.pieces, given.signals.qd, given.bounds,
                           "m" if axis == "prismatic" else "rad")
-    found += check_denoising(prep.tau_raw, prep.tau, "N" if axis == "prismatic" else "N·m")
+    found += check_denoising(prep.tau_raw, prep.tau, "N" if axis == "prismatic" else "N·m",
+                             _user_cutoff(prep.params))
     found += check_sampling(prep.dt)
     return sorted(found, key=lambda f: f.level != "error")
 
@@ -119,8 +120,17 @@ def diagnose_prepared(prep: Prepared, *, axis: str = "revolute",
 MAX_DENOISED_SHARE = 0.3
 
 
-def check_denoising(tau_raw: np.ndarray, tau: np.ndarray, unit: str = "N·m") -> list[Finding]:
-    """Denoising that removed much of the torque: the record is mostly faster than the motion.
+def _user_cutoff(params: Sequence[dict]) -> float | None:
+    """The Butterworth cutoff [Hz] the user gave the differentiation of the records whose
+    settings are ``params`` (:attr:`Prepared.params <sparsefric.preprocessing.Prepared>`)."""
+    return next((p["cutoff_hz"] for p in params
+                 if p.get("method") == "butterworth" and p.get("rule") == "user"), None)
+
+
+def check_denoising(tau_raw: np.ndarray, tau: np.ndarray, unit: str = "N·m",
+                    cutoff_hz: float | None = None) -> list[Finding]:
+    """Denoising that removed much of the torque: the record is mostly faster than the motion,
+    or the user's Butterworth cutoff ``cutoff_hz`` [Hz] lies within the motion's own content.
 
     ``tau_raw`` measured, ``tau`` denoised [N·m]. The rigid body and friction explain the torque
     at the time scale of the motion; when more than :data:`MAX_DENOISED_SHARE` of its RMS is
@@ -132,6 +142,12 @@ def check_denoising(tau_raw: np.ndarray, tau: np.ndarray, unit: str = "N·m") ->
     removed = float(np.sqrt(np.mean((tau_raw - tau) ** 2)))
     if not (total > 0 and removed > MAX_DENOISED_SHARE * total):
         return []
+    if cutoff_hz is not None:
+        return [Finding("warning", "cutoff_within_motion",
+                        f"the Butterworth filter at {mention('cutoff_hz', cutoff_hz)} Hz "
+                        f"removed {removed:.3g} {unit} RMS, {100 * removed / total:.0f} % of the "
+                        "torque: the cutoff lies within the motion's own content and takes "
+                        "part of it away; raise the cutoff")]
     return [Finding("warning", "torque_mostly_noise",
                     f"the torque denoising removed {removed:.3g} {unit} RMS, "
                     f"{100 * removed / total:.0f} % of the torque: the record is dominated by "

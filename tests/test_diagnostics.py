@@ -144,7 +144,7 @@ def _prepared(q, qd, qdd, tau, raw):
     """A one-record Prepared set: denoised ``tau``, measured ``raw`` [N·m]."""
     record = Trajectory(np.arange(q.size) * DT, q, raw)
     return SimpleNamespace(signals=SimpleNamespace(q=q, qd=qd, qdd=qdd), tau=tau, tau_raw=raw,
-                           bounds=[(0, len(q))], dt=[DT], pieces=(record,))
+                           bounds=[(0, len(q))], dt=[DT], pieces=(record,), params=[])
 
 
 def test_diagnose_prepared_reads_the_raw_torque():
@@ -163,6 +163,19 @@ def test_denoising_that_removes_most_of_the_torque_is_flagged():
     found = diagnose_prepared(prepared(hunting))
     assert _codes(found) == {"torque_mostly_noise"} and found[0].level == "warning"
     assert "% of the torque" in found[0].message and "\n" not in found[0].message
+
+
+def test_a_user_cutoff_that_removes_much_of_the_torque_is_named_not_the_data():
+    """At --cutoff-hz 0.5 the warning said the records were "dominated by content faster than
+    the motion"; the user's cutoff was: it is named."""
+    q, qd, qdd, tau = _from_velocity(_rich_velocity())
+    smooth = np.convolve(tau, np.ones(2000) / 2000, mode="same")
+    prep = _prepared(q, qd, qdd, smooth, tau)
+    prep.params = [{"method": "butterworth", "cutoff_hz": 0.5, "rule": "user"}]
+    (f,) = diagnose_prepared(prep)
+    assert f.code == "cutoff_within_motion" and "`cutoff_hz=0.5` Hz" in f.message
+    prep.params = [{"method": "butterworth", "cutoff_hz": 20.0, "rule": "default 20 Hz"}]
+    assert _codes(diagnose_prepared(prep)) == {"torque_mostly_noise"}
 
 
 #: A count of a 20-bit encoder [rad].
