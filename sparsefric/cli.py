@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sparsefric import __version__, recipes
-from sparsefric.errors import ModelFileError, OptionError, SparsefricError
+from sparsefric.errors import EXIT_USAGE, ModelFileError, OptionError, SparsefricError
 from sparsefric.model_commands import add_parsers as _model_file_parsers
 from sparsefric.options import (
     ANGLE_UNITS,
@@ -45,7 +45,6 @@ from sparsefric.options import (
     parse_positive_list,
 )
 
-EXIT_USAGE = 2
 #: Exit status of ``--strict`` when a fit gave warnings (the results are written).
 EXIT_WARNINGS = 3
 #: Exit status after SIGINT (Ctrl-C) and SIGTERM (``kill``, batch schedulers): 128 + signal.

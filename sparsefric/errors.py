@@ -1,5 +1,8 @@
 """Errors that reach the user as one line (the CLI turns them into exit status 2)."""
 
+#: Exit status of the command line for bad input: a usage mistake, a :class:`SparsefricError`.
+EXIT_USAGE = 2
+
 
 class SparsefricError(Exception):
     """A problem with the user's input or options, stated in the user's terms.

@@ -2,21 +2,26 @@
 
 ``export MODEL.json --lang {c,python} --out DIR`` writes the model's friction as code
 (:func:`sparsefric.export.export_model`): all files or none, moved into ``DIR`` only when
-every one is written. ``validate-model FILE…`` checks model files against the JSON Schema of
-the format (:mod:`sparsefric.schema`) and then as the reader does; the first invalid file ends
-the command with one line naming it and the JSON path of the problem.
+every one is written. ``validate-model FILE…`` checks every model file against the JSON Schema
+of the format (:mod:`sparsefric.schema`) and then as the reader does, as a linter does: one
+line per file, valid or naming the JSON path of its first problem, and exit status 2 if any
+file is invalid.
 
 Both follow the command line's conventions (:mod:`sparsefric.cli`): a problem raises
 :class:`~sparsefric.errors.SparsefricError` (an option's as
 :class:`~sparsefric.errors.OptionError`), which the entry point prints as one line
-``sparsefric: error: …`` with exit status 2. Only argparse is imported at start-up.
+``sparsefric: error: …`` with exit status 2 (``validate-model`` prints the line of each
+invalid file itself and goes on). Only argparse is imported at start-up.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
+
+from sparsefric.errors import EXIT_USAGE, SparsefricError
 
 #: Languages of ``export --lang`` (those of :data:`sparsefric.export.LANGS`).
 EXPORT_LANGS = ("c", "python")
@@ -42,9 +47,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help=f"file name and C identifier prefix (default: {EXPORT_PREFIX})")
     p.set_defaults(run=run_export)
     p = sub.add_parser("validate-model", help="check model files against the format's schema",
-                       description="Check model files against the JSON Schema of "
-                                   "sparsefric-model (the first problem is named with its JSON "
-                                   "path), then as sparsefric reads them.",
+                       description="Check every model file against the JSON Schema of "
+                                   "sparsefric-model (the first problem of a file is named with "
+                                   "its JSON path), then as sparsefric reads them: one line per "
+                                   "file, and exit status 2 if any is invalid.",
                        epilog="examples:\n  sparsefric validate-model results/*/model.json")
     p.add_argument("files", nargs="+", help="model files (model.json)")
     p.set_defaults(run=run_validate)
@@ -84,8 +90,16 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    """``sparsefric validate-model``: one line per valid file; the first invalid one raises."""
+    """``sparsefric validate-model``: one line per file, in order, a valid one's on stdout and
+    an invalid one's as the command line's errors (``sparsefric: error: …`` on stderr); exit
+    status :data:`~sparsefric.errors.EXIT_USAGE` if any file is invalid, else 0."""
+    invalid = False
     for path in args.files:
-        model, fmt = _load_valid(path)
-        print(f"{path}: valid {fmt} ({model.axis} axis, {model.kind} friction)")
-    return 0
+        try:
+            model, fmt = _load_valid(path)
+        except SparsefricError as exc:
+            print(f"sparsefric: error: {exc}", file=sys.stderr, flush=True)
+            invalid = True
+        else:
+            print(f"{path}: valid {fmt} ({model.axis} axis, {model.kind} friction)", flush=True)
+    return EXIT_USAGE if invalid else 0

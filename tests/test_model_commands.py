@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 
@@ -117,16 +118,39 @@ def test_validate_model_names_the_first_bad_json_path(tmp_path, capsys, edit, me
     edit(data)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
-    with pytest.raises(ModelFileError, match=f"^{bad}: {message}"):
-        _run(["validate-model", str(TRUTH), str(bad)])
-    assert capsys.readouterr().out.startswith(f"{TRUTH}: valid")
+    assert _run(["validate-model", str(TRUTH), str(bad)]) == 2
+    out, err = capsys.readouterr()
+    assert out.startswith(f"{TRUTH}: valid")
+    assert re.fullmatch(f"sparsefric: error: {bad}: {message}[^\n]*\n", err)
 
 
-def test_validate_model_refuses_what_only_the_reader_sees(tmp_path):
+def test_validate_model_refuses_what_only_the_reader_sees(tmp_path, capsys):
     bad = tmp_path / "nan.json"
     bad.write_text(TRUTH.read_text().replace('"sigma1": 60.0', '"sigma1": NaN'))
-    with pytest.raises(ModelFileError, match="nan.json"):
-        _run(["validate-model", str(bad)])
+    assert _run(["validate-model", str(bad)]) == 2
+    assert "nan.json: friction: key 'sigma1' must be a finite number" in capsys.readouterr().err
+
+
+def test_validate_model_checks_every_file_and_fails_if_any_is_invalid(tmp_path):
+    """It stopped at the first invalid file: the files after it went unchecked. Like a linter,
+    it now gives one line per file, in order, and exit status 2 (that of bad input)."""
+    data = json.loads(TRUTH.read_text())
+    data["friction"]["sigma0"] = -3
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    (tmp_path / "broken.json").write_text("{oops")
+    files = ["bad.json", str(TRUTH), "absent.json", "broken.json", str(TRUTH)]
+    done = subprocess.run([sys.executable, "-m", "sparsefric", "validate-model", *files],
+                          cwd=tmp_path, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    assert done.returncode == 2
+    assert done.stdout.splitlines() == [
+        "sparsefric: error: bad.json: $.friction.sigma0: -3 is less than or equal to the "
+        "minimum of 0",
+        f"{TRUTH}: valid sparsefric-model/1 (revolute axis, lugre friction)",
+        "sparsefric: error: absent.json: no such model file",
+        "sparsefric: error: broken.json: not valid JSON (line 1: Expecting property name "
+        "enclosed in double quotes)",
+        f"{TRUTH}: valid sparsefric-model/1 (revolute axis, lugre friction)"]
 
 
 def test_commands_import_nothing_heavy_at_start_up():
