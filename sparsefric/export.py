@@ -77,6 +77,11 @@ _TOKEN = re.compile(r"@([A-Z][A-Z0-9_]*)@")
 _REAL_BLOCK = re.compile(r"/\*@BEGIN_REAL@\*/\n(.*?)/\*@END_REAL@\*/\n", re.S)
 
 
+def file_names(lang: str, prefix: str = DEFAULT_PREFIX) -> list[str]:
+    """The names of the files :func:`export_model` writes for ``lang`` and ``prefix``."""
+    return [f"{prefix}.h", f"{prefix}.c"] if lang == "c" else [f"{prefix}.py"]
+
+
 def export_model(model: JointModel, lang: str, out_dir: str | os.PathLike, *,
                  prefix: str = DEFAULT_PREFIX) -> list[Path]:
     """Write the friction of ``model`` as code.
@@ -308,7 +313,8 @@ def _c_files(model: JointModel, prefix: str) -> dict[str, str]:
             _template(name))
         return _fill(text, tokens)
 
-    return {f"{prefix}.h": render("friction.h.in"), f"{prefix}.c": render("friction.c.in")}
+    header, source = file_names("c", prefix)
+    return {header: render("friction.h.in"), source: render("friction.c.in")}
 
 
 # ------------------------------------------------------------------------------------ Python
@@ -334,4 +340,4 @@ def _python_files(model: JointModel, prefix: str) -> dict[str, str]:
     literal = "".join(f"    {k!r}: {pprint.pformat(x, sort_dicts=False, width=88)},\n"
                       for k, x in baked.items())
     text = text.replace("MODEL: dict = {}  # @MODEL@", "MODEL: dict = {\n" + literal + "}")
-    return {f"{prefix}.py": text}
+    return {file_names("python", prefix)[0]: text}

@@ -2,7 +2,8 @@
 
 ``export MODEL.json --lang {c,python} --out DIR`` writes the model's friction as code
 (:func:`sparsefric.export.export_model`): all files or none, moved into ``DIR`` only when
-every one is written. ``validate-model FILE…`` checks every model file against the JSON Schema
+every one is written, and files of the same names already there replaced only with
+``--force``. ``validate-model FILE…`` checks every model file against the JSON Schema
 of the format (:mod:`sparsefric.schema`) and then as the reader does, as a linter does: one
 line per file, valid or naming the JSON path of its first problem, and exit status 2 if any
 file is invalid.
@@ -45,6 +46,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--prefix", default=EXPORT_PREFIX,
                    help=f"file name and C identifier prefix (default: {EXPORT_PREFIX})")
+    p.add_argument("--force", action="store_true",
+                   help="replace files of the same names in --out (without it the command "
+                        "stops)")
     p.set_defaults(run=run_export)
     p = sub.add_parser("validate-model", help="check model files against the format's schema",
                        description="Check every model file against the JSON Schema of "
@@ -68,15 +72,12 @@ def _load_valid(path: str):
 
 def run_export(args: argparse.Namespace) -> int:
     """``sparsefric export``: the code files of ``args.model`` in ``args.out``."""
-    from sparsefric.atomic import check_out_dir, staged
-    from sparsefric.errors import OptionError
-    from sparsefric.export import export_model
+    from sparsefric.atomic import refuse_results, staged
+    from sparsefric.export import export_model, file_names
 
-    if not _IDENTIFIER.fullmatch(args.prefix):
-        raise OptionError("prefix", f"must be a C identifier (letters, digits, _; not starting "
-                                    f"with a digit), got {args.prefix!r}")
+    _check_prefix(args.prefix, args.lang)
     out = Path(args.out)
-    check_out_dir(out)
+    refuse_results(out, file_names(args.lang, args.prefix), args.force)
     model, _ = _load_valid(args.model)
     names: list[str] = []
 
@@ -87,6 +88,19 @@ def run_export(args: argparse.Namespace) -> int:
     print(f"{model.kind} friction of {args.model} written to "
           + ", ".join(str(out / name) for name in names))
     return 0
+
+
+def _check_prefix(prefix: str, lang: str) -> None:
+    """:class:`OptionError` unless ``prefix`` is a C identifier and, for a Python module, not
+    the name of a standard-library module (``sys.py`` beside a program would hide ``sys``)."""
+    from sparsefric.errors import OptionError
+
+    if not _IDENTIFIER.fullmatch(prefix):
+        raise OptionError("prefix", f"must be a C identifier (letters, digits, _; not starting "
+                                    f"with a digit), got {prefix!r}")
+    if lang == "python" and prefix in sys.stdlib_module_names:
+        raise OptionError("prefix", f"{prefix!r} is a module of Python's standard library, "
+                                    f"which {prefix}.py would hide; choose another name")
 
 
 def run_validate(args: argparse.Namespace) -> int:

@@ -78,6 +78,8 @@ def test_export_c_writes_header_and_source_with_the_prefix(tmp_path):
     (["export", str(TRUTH), "--lang", "rust", "--out", "{tmp}/o"], SparsefricError,
      "invalid choice: 'rust'"),
     (["export", str(TRUTH), "--out", "{tmp}/o"], SparsefricError, "--lang"),
+    (["export", str(TRUTH), "--lang", "python", "--out", "{tmp}/o", "--prefix", "sys"],
+     OptionError, "'sys' is a module of Python's standard library"),
 ])
 def test_export_errors_name_the_file_or_option_and_write_nothing(tmp_path, argv, error,
                                                                   message):
@@ -86,6 +88,20 @@ def test_export_errors_name_the_file_or_option_and_write_nothing(tmp_path, argv,
         _run([a.replace("{tmp}", str(tmp_path)) for a in argv])
     assert "\n" not in str(info.value)
     assert not (tmp_path / "o").exists()
+
+
+def test_export_replaces_files_of_the_same_names_only_with_force(tmp_path):
+    out = tmp_path / "ctrl"
+    out.mkdir()
+    edited = out / f"{EXPORT_PREFIX}.c"
+    edited.write_text("/* my hand edits */")
+    argv = ["export", str(TRUTH), "--lang", "c", "--out", str(out)]
+    with pytest.raises(OptionError, match=rf"ctrl: holds .*\({EXPORT_PREFIX}.c\).*force"):
+        _run(argv)
+    assert edited.read_text() == "/* my hand edits */"
+    assert not (out / f"{EXPORT_PREFIX}.h").exists()
+    assert _run([*argv, "--force"]) == 0
+    assert f"{EXPORT_PREFIX}_step(" in edited.read_text()
 
 
 def test_export_of_a_broken_model_names_the_json_path(tmp_path):
