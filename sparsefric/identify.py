@@ -426,7 +426,7 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
             "so model.json holds the static model and lugre_model.json the LuGre one"))
         admissibility = checks.admissibility(result.model, speed_max)
     if errors(admissibility):
-        raise SparsefricError(errors(admissibility)[0].message)
+        raise SparsefricError(_with_causes(errors(admissibility)[0].message, result.findings))
     model = result.model
     if bounded := _at_zero(model):
         result.convergence_reason += (f"; {' and '.join(bounded)} at the bound 0, which these "
@@ -444,6 +444,21 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
         if not any(f.code == "inertia_at_zero" for f in result.findings):  # said so
             found += checks.inertia_agreement(result.static_model, model)
     result.findings += found
+
+
+#: Findings on the data that explain an inadmissible model: named with the error.
+INADMISSIBLE_CAUSES = ("one_direction",)
+
+
+def _with_causes(message: str, findings: list[Finding]) -> str:
+    """``message`` (an inadmissible model) with the findings on the data that explain it.
+
+    Motion in one direction leaves the Coulomb level to gravity or an offset, and a friction
+    curve fitted on it can oppose the motion nowhere: a 1000-sample cut of one move of
+    data/example (0 to +2.1 rad/s) ended in "the friction curve drives the joint at
+    −2.142 rad/s" alone, though the warning that names the cause had been found."""
+    causes = [f.message for f in findings if f.code in INADMISSIBLE_CAUSES]
+    return "; ".join([message, *(f"the data explain it: {c}" for c in causes)])
 
 
 def _at_zero(model: JointModel) -> list[str]:

@@ -247,3 +247,16 @@ def test_parameters_held_at_their_bound_are_named_beside_the_convergence():
     assert _at_zero(EXAMPLE_TRUTH.with_(coulomb=0.0)) == ["f_c"]
     assert _at_zero(EXAMPLE_TRUTH.with_(kind="static", coulomb=0.0, sigma0=0.0,
                                         sigma1=0.0)) == []
+
+
+def test_an_inadmissible_model_from_a_one_way_move_names_the_cause():
+    """One move of data/example, 0 to +2.1 rad/s: the Coulomb level is left to gravity, the
+    fitted friction opposes the motion nowhere, and the error says why (not only where)."""
+    from .conftest import EXAMPLE
+
+    (record,) = load_trajectories([EXAMPLE / "train_v2p13.csv"])
+    one_way = record.part(slice(500, 1500))
+    est = SparseFric(static_only=True, library="coulomb-viscous", differentiation="butterworth")
+    with pytest.raises(SparsefricError, match=r"physically inadmissible: .*; the data explain "
+                                              r"it: the joint moves in the positive direction"):
+        est.fit([one_way])
