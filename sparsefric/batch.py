@@ -19,8 +19,10 @@ into place, ``model.json`` last) plus ``summary.json`` and ``inputs.json`` (the 
 the size, time and SHA-256 of its files). A joint whose ``model.json`` already exists is kept
 unless ``--force``, as long as its row and the content of its files are those ``inputs.json``
 records: it stays ``ok`` with the timing of the run that identified it (column ``run``:
-``earlier``); otherwise it is redone (column ``redone``: why). A failing joint is reported in
-the summary and does not stop the others. Ctrl-C (or SIGTERM) stops the local workers at once:
+``earlier``); otherwise it is redone (column ``redone``: why). The manifest is checked whole
+before any joint runs (a missing file or a bad option is an error naming its row, and nothing
+is written: hours of fits are not spent before a typo shows); a joint that fails as it runs is
+reported in the summary and does not stop the others. Ctrl-C (or SIGTERM) stops the local workers at once:
 the joints already finished stay, each written whole, and the interrupt carries a note naming
 them and those left for a rerun (:func:`interrupted_text`). ``DIR/summary.csv`` and
 ``DIR/summary.html`` compare the joints (:mod:`sparsefric.fleet`).
