@@ -22,10 +22,10 @@ records: it stays ``ok`` with the timing of the run that identified it (column `
 ``earlier``); otherwise it is redone (column ``redone``: why). The manifest is checked whole
 before any joint runs (a missing file or a bad option is an error naming its row, and nothing
 is written: hours of fits are not spent before a typo shows); a joint that fails as it runs is
-reported in the summary and does not stop the others. Ctrl-C (or SIGTERM) stops the local workers at once:
-the joints already finished stay, each written whole, and the interrupt carries a note naming
-them and those left for a rerun (:func:`interrupted_text`). ``DIR/summary.csv`` and
-``DIR/summary.html`` compare the joints (:mod:`sparsefric.fleet`).
+reported in the summary and does not stop the others. Ctrl-C (or SIGTERM) stops the local
+workers at once: the joints already finished stay, each written whole, and the interrupt
+carries a note naming them and those left for a rerun (:func:`interrupted_text`).
+``DIR/summary.csv`` and ``DIR/summary.html`` compare the joints (:mod:`sparsefric.fleet`).
 """
 
 from __future__ import annotations
