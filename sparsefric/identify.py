@@ -707,8 +707,11 @@ def _provenance(static: StaticFit, s: Settings, run: IterationResult | None = No
     """Extra model-file keys: how the model was made (no timestamp: outputs are
     reproducible byte for byte; the CLI adds ``created``)."""
     library = s.library_name + (", Coulomb level only (one speed)" if s.coulomb_only else "")
+    pre = s.preprocessor
     fit = {"model": s.sign_model, "library": library, "window": static.window,
-           "torque_timing": s.preprocessor.torque_timing,
+           "differentiation": {"method": pre.method, "regularization": pre.regularization,
+                               "cutoff_hz": pre.cutoff_hz},
+           "torque_timing": pre.torque_timing,
            "validation": static.sweep.validation_source,
            "selected_threshold": float(static.sweep.table.threshold[static.sweep.selected])}
     if run is not None:

@@ -630,3 +630,23 @@ def test_predict_replaces_an_existing_out_file_only_with_force(tmp_path, capsys)
     assert pred.read_text() == "earlier\n"
     assert main([*args, "--force"]) == 0
     assert list(pd.read_csv(pred).columns) == ["trajectory", "t", "tau", "tau_hat"]
+
+
+def test_predict_differentiates_as_the_model_was_identified(tmp_path, capsys):
+    """A model records how its data were differentiated; predict takes that method (and a κ
+    or cutoff the user set) unless told otherwise, so that it quotes the error identify did."""
+    data = json.loads((EXAMPLE / "truth.json").read_text())
+    data["fit"] = {"differentiation": {"method": "butterworth", "regularization": None,
+                                       "cutoff_hz": 5.0}}
+    model = tmp_path / "model.json"
+    model.write_text(json.dumps(data))
+    test = str(example_files("test")[0])
+
+    def error(*options: str) -> float:
+        assert main(["predict", str(model), test, *options]) == 0
+        return float(capsys.readouterr().out.split("=")[-1].split("%")[0])
+
+    recorded = error()
+    assert recorded == error("--differentiation", "butterworth", "--cutoff-hz", "5")
+    assert recorded != error("--differentiation", "butterworth")
+    assert recorded != error("--differentiation", "tv")
