@@ -815,7 +815,8 @@ def _run_simulate(args: argparse.Namespace) -> int:
         truth.save(stage / "truth.json")
 
     staged(out, work)
-    _say(args, f"{len(trajs)} trajectories and truth.json written to {args.out}/")
+    count = f"{len(trajs)} trajector{'y' if len(trajs) == 1 else 'ies'}"
+    _say(args, f"{count} and truth.json written to {args.out}/")
     return 0
 
 

@@ -44,6 +44,7 @@ from sparsefric.options import (
     AIC_DOMAINS,
     AXES,
     DIFFERENTIATION,
+    HOLD_OUT_MAX,
     INNER_RULES,
     LIBRARIES,
     OMEGA_STEPS,
@@ -59,7 +60,7 @@ from sparsefric.options import (
 from sparsefric.preprocessing import Prepared, Preprocessor
 from sparsefric.recipes import DEFAULT_OMEGA_STARTS, resolve
 from sparsefric.result import IdentificationResult, LuGreStage
-from sparsefric.segments import HOLD_OUT_MAX, HeldOut, hold_out
+from sparsefric.segments import HeldOut, hold_out
 from sparsefric.selection import DEFAULT_RULE, SelectionRule, SteadyLevels
 from sparsefric.steps import checks
 from sparsefric.steps.iterations import (

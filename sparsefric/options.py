@@ -159,14 +159,20 @@ def parse_positive(text: str) -> float:
     return value
 
 
-def parse_fraction(text: str) -> float:
-    """A number from 0 to 1 from text; ``ValueError`` with the reason otherwise."""
+#: Largest share of the training samples held out for validation (``validation_share``): half,
+#: so that the training part keeps the larger share.
+HOLD_OUT_MAX = 0.5
+
+
+def parse_share(text: str) -> float:
+    """A held-out share from 0 to :data:`HOLD_OUT_MAX` from text; ``ValueError`` with the reason
+    otherwise (the words of :func:`check_fraction`)."""
     try:
         value = float(text)
     except ValueError:
         raise ValueError(f"expected a number, got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"expected a fraction from 0 to 1, got {text!r}")
+    if not 0.0 <= value <= HOLD_OUT_MAX:
+        raise ValueError(f"must be a number from 0 to {HOLD_OUT_MAX:g}, got {text!r}")
     return value
 
 

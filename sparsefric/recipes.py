@@ -42,9 +42,9 @@ from sparsefric.options import (
     OUTER_STOPS,
     RECIPES,
     check_choice,
-    parse_fraction,
     parse_positive,
     parse_positive_list,
+    parse_share,
 )
 
 #: Initial Ω_s [rad/s] of sparsefric's multi-start: five values like the main paper's, log-spaced
@@ -119,8 +119,8 @@ _SWITCHES: tuple[tuple[str, dict], ...] = (
     ("refit_rigid", {"action": argparse.BooleanOptionalAction,
                      "help": "re-estimate I, gravity, offset in every inner loop (§24)"}),
     ("validation_share", {"metavar": "FRACTION", "help": "without --validate, the share of the "
-                          "training samples held out in blocks to score the selection (§26; "
-                          "0: none)"}),
+                          "training samples held out in blocks to score the selection, 0 to 0.5 "
+                          "(§26; 0: none)"}),
     ("lambdas", {"metavar": "LIST", "help": "λ grid of step 1, comma-separated "
                                             "(paper recipe: 1 … 1e5)"}),
     ("aic_data", {"choices": AIC_DATA, "help": "samples AICc scores step 1 on (§15)"}),
@@ -138,7 +138,7 @@ _SWITCHES: tuple[tuple[str, dict], ...] = (
 )
 #: Parameters of :data:`_SWITCHES` that take a number or a list.
 _PARSERS = {"lambdas": parse_positive_list, "tv_weight": parse_positive,
-            "validation_share": parse_fraction}
+            "validation_share": parse_share}
 
 
 def add_arguments(parser: argparse.ArgumentParser, type_of) -> None:

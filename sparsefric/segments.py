@@ -303,7 +303,6 @@ def validation_blocks(q: np.ndarray, noise: float, fraction: float = 0.2, blocks
 
 #: Share of the samples held out for validation when none are given, and blocks per record.
 HOLD_OUT_FRACTION = 0.2
-HOLD_OUT_MAX = 0.5
 HOLD_OUT_BLOCKS = 4
 
 

@@ -246,11 +246,14 @@ def test_a_validation_share_beyond_one_half_is_one_line_naming_the_option(tmp_pa
     from .conftest import example_files
 
     out = tmp_path / "out"
-    status = main(["identify", str(example_files("train")[0]), "--validation-share", "0.9",
-                   "--out", str(out)])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert status == 2 and not out.exists()
-    assert len(err) == 1 and "--validation-share" in err[0] and "0.5" in err[0]
+    for share in ("0.9", "-0.1"):  # one rule and one wording either side, read with the flags
+        with pytest.raises(SystemExit) as stop:
+            main(["identify", str(example_files("train")[0]), "--validation-share", share,
+                  "--out", str(out)])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert stop.value.code == 2 and not out.exists()
+        assert len(err) == 1 and "--validation-share" in err[0]
+        assert f"must be a number from 0 to 0.5, got '{share}'" in err[0]
 
 
 @pytest.mark.slow
