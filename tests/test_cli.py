@@ -650,3 +650,12 @@ def test_predict_differentiates_as_the_model_was_identified(tmp_path, capsys):
     assert recorded == error("--differentiation", "butterworth", "--cutoff-hz", "5")
     assert recorded != error("--differentiation", "butterworth")
     assert recorded != error("--differentiation", "tv")
+
+
+def test_a_presliding_distance_beyond_the_moves_names_the_option(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["identify", str(example_files("train")[-1]), "--presliding-distance", "100",
+                 "--static-only", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and not out.exists()
+    assert "--presliding-distance 100 leaves almost no sliding samples" in err[0]

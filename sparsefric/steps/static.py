@@ -23,6 +23,7 @@ from sparsefric.feature_library import FeatureLibrary
 from sparsefric.lugre import FrictionParams
 from sparsefric.model import JointModel
 from sparsefric.optimizers.sr3 import GramCache, SR3Newton, SR3Result, data_theta_bounds
+from sparsefric.options import mention
 from sparsefric.preprocessing import Prepared, choose_window
 from sparsefric.selection import DEFAULT_RULE, SelectionRule, SweepResult, sweep, thin
 from sparsefric.signals import Signals, concat_signals
@@ -151,6 +152,19 @@ def refit(library: FeatureLibrary, support: np.ndarray, x: Signals, tau: np.ndar
     return StaticTerms.from_solution(sub, res)
 
 
+def _no_sliding_message(prep: Prepared) -> str:
+    """Why step 1 has almost no sliding samples: the user's pre-sliding distance [rad or m]
+    where one was given (a distance beyond the moves leaves nothing), else the data."""
+    if prep.presliding_distance is not None:
+        return (f"{mention('presliding_distance', f'{prep.presliding_distance:g}')} leaves "
+                "almost no sliding samples: the joint never moves that far from its stops "
+                f"(at most {float(np.max(prep.stop_distance, initial=0.0)):.3g}, in the "
+                "position's unit); "
+                "give a smaller distance or leave it to the default")
+    return ("the training data have almost no sliding motion: the joint never moves far "
+            "enough from its stops to identify friction")
+
+
 def fit_static(prep: Prepared, val: Prepared | None, library: FeatureLibrary, *,
                omega_starts: tuple[float, ...], nu: float, thresholds: np.ndarray | None,
                rule: SelectionRule = DEFAULT_RULE, sliding_window: bool = True,
@@ -165,8 +179,7 @@ def fit_static(prep: Prepared, val: Prepared | None, library: FeatureLibrary, *,
         if sliding_window else 0.0
     sliding = prep.sliding_mask(window)
     if sliding.sum() < MIN_SLIDING_SAMPLES:
-        raise SparsefricError("the training data have almost no sliding motion: the joint "
-                              "never moves far enough from its stops to identify friction")
+        raise SparsefricError(_no_sliding_message(prep))
     x_fit, tau_fit = prep.subset(sliding)
     pooled = aic_data == "training+validation"
     result = sweep(library, x_fit, tau_fit,
