@@ -40,6 +40,7 @@ from sparsefric.validity import OutsideValidityWarning, ValidityRange, check_out
 __all__ = [
     "FrictionParams",
     "LuGreFriction",
+    "default_start",
     "g_at",
     "integrate_z",
     "lugre_torque",
@@ -304,6 +305,37 @@ def steady_state_z(qd: float, params: FrictionParams) -> float:
     return float(sign_function(v, params.tanh_k)[0] * stribeck_g(v, params)[0] / params.sigma0)
 
 
+@numba.njit(cache=True)
+def _slides_one_way(qd, dt, distance):
+    """Whether the joint travels ``distance`` [rad] from the first sample before q̇ [rad/s]
+    stops, reverses or the record ends (``dt`` [s]: the interval after each sample)."""
+    travel = 0.0
+    for i in range(qd.shape[0] - 1):
+        if qd[i + 1] * qd[0] <= 0.0:
+            return False
+        travel += 0.5 * (abs(qd[i]) + abs(qd[i + 1])) * dt[i]
+        if travel >= distance:
+            return True
+    return False
+
+
+def default_start(qd: np.ndarray, dt: np.ndarray, params: FrictionParams) -> float:
+    """Initial bristle deflection [rad] of a velocity record ``qd`` [rad/s] whose state before
+    it is unknown (``dt`` [s]: the interval after each sample).
+
+    The steady state z_ss = s(q̇₀) g(q̇₀)/σ0 of the first velocity where the record starts
+    sliding — z = 0 would drop the friction of a record cut out of steady sliding — else 0, the
+    bristle relaxed. A record starts sliding if its first speed exceeds 5 % of its largest and
+    the joint then travels |z_ss| one way before it stops, reverses or the record ends: a joint
+    held at rest moves within its bristles' deflection, less than that, however large its
+    first speed against the record's own noise (``DESIGN.md`` §95).
+    """
+    if qd.shape[0] == 0 or abs(qd[0]) <= 0.05 * float(np.max(np.abs(qd))):
+        return 0.0
+    z_ss = steady_state_z(qd[0], params)
+    return z_ss if _slides_one_way(qd, dt, abs(z_ss)) else 0.0
+
+
 def integrate_z(
     qd: np.ndarray, dt: float | np.ndarray, params: FrictionParams, z0: float | None = None,
     g: np.ndarray | None = None, substeps: int = 1,
@@ -319,10 +351,9 @@ def integrate_z(
     params : FrictionParams
         Uses σ0 > 0 [N·m/rad], g(q̇) and K.
     z0 : float, optional
-        Initial bristle deflection [rad]. Default: a record that starts in motion (first
-        speed above 5 % of its largest) starts at the steady state (:func:`steady_state_z`) —
-        z = 0 would drop the friction of a record cut out of steady sliding — and one that
-        starts at rest starts at z = 0.
+        Initial bristle deflection [rad]. Default: :func:`default_start` — the steady state
+        (:func:`steady_state_z`) of a record that starts sliding, 0 for one that starts at
+        rest.
     g : ndarray, shape (n,), optional
         :func:`stribeck_g` of ``qd`` and ``params`` [N·m] if already computed: g does not
         depend on σ0, so a search over σ0 computes it once (it costs more than the integration).
@@ -348,8 +379,7 @@ def integrate_z(
     else:
         step = np.ascontiguousarray(np.resize(np.asarray(dt, dtype=np.float64), n))
     g = stribeck_g(qd, params) if g is None else np.ascontiguousarray(g, dtype=np.float64)
-    moving = n > 0 and abs(qd[0]) > 0.05 * float(np.max(np.abs(qd)))
-    start = float(z0) if z0 is not None else (steady_state_z(qd[0], params) if moving else 0.0)
+    start = float(z0) if z0 is not None else default_start(qd, step, params)
     return _integrate(qd, step, float(params.sigma0), g, float(params.tanh_k), start,
                       int(substeps))
 

@@ -80,6 +80,26 @@ def test_default_start_is_the_steady_state_of_the_first_velocity():
     assert integrate_z(np.r_[1e-6, np.full(9, 0.3)], 1e-3, params())[0][0] == 0.0  # at rest
 
 
+@pytest.mark.parametrize("qd", [np.random.default_rng(0).normal(0.0, 1e-4, 100),  # noise
+                                np.linspace(-9e-6, -8e-6, 300)],  # a drift that never reverses
+                         ids=["noise", "drift"])
+def test_a_record_held_at_rest_starts_relaxed(qd):
+    """A joint that never moves: its first speed is large against the record's own noise, but
+    it travels far less than one steady deflection g/σ0 (1.7 mrad) one way, so it does not
+    slide and its bristle starts relaxed, not at ±g/σ0 (the whole break-away torque)."""
+    z, _ = integrate_z(qd, 1e-3, params())
+    assert np.max(np.abs(z)) < 1e-5
+
+
+def test_a_start_counts_as_sliding_once_it_travels_a_steady_deflection():
+    """At 0.02 rad/s a steady deflection g/σ0 (1.66 mrad) takes 83 samples of 1 ms."""
+    slow = np.full(200, 0.02)
+    assert integrate_z(slow, 1e-3, params())[0][0] == pytest.approx(
+        float(stribeck_g(slow[:1], params())[0]) / params().sigma0)
+    assert integrate_z(slow[:60], 1e-3, params())[0][0] == 0.0
+    assert integrate_z(np.r_[slow[:60], -slow[:140]], 1e-3, params())[0][0] == 0.0
+
+
 def test_sigma0_polish_finds_the_stiffness_the_fixed_point_misses():
     """From σ0 off by a factor 2, the 1-D search lands on the true σ0 of noise-free data.
 

@@ -68,3 +68,13 @@ def test_parameters_list_the_stribeck_velocity_only_with_a_stribeck_term(truth):
     rows = coulomb_viscous.parameters()
     assert not any(name.startswith(("Ω_s", "A (Stribeck")) for name, _, _ in rows)
     assert rows[-1] == ("breakaway torque", "N·m", coulomb_viscous.breakaway_torque())
+
+
+def test_a_joint_held_at_rest_needs_its_gravity_torque_only(truth):
+    """A record that never moves (speed noise of 0.1 mrad/s) is predicted as gravity, not
+    gravity plus the break-away torque of a bristle started at steady sliding."""
+    q = np.full(100, -0.6)
+    qd = np.random.default_rng(0).normal(0.0, 1e-4, 100)
+    tau = truth.torque(q, qd, np.zeros(100), 1e-3)
+    gravity = truth.rigid_body_torque(q, np.zeros(100))
+    assert np.max(np.abs(tau - gravity)) < 0.05

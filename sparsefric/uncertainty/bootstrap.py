@@ -73,7 +73,8 @@ def pass_cuts(q: np.ndarray, qd: np.ndarray, stop_distance: np.ndarray,
     large as keeps the pieces of the pass at least ``min_samples`` long (at most 7; 1 if
     ``min_samples`` is None). There the
     joint slides steadily and the bristle state is at its steady state, the default start of
-    :func:`sparsefric.lugre.integrate_z` for a record that starts moving.
+    :func:`sparsefric.lugre.integrate_z` for a record that starts sliding
+    (:func:`sparsefric.lugre.default_start`).
 
     Parameters
     ----------
