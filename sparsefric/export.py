@@ -288,7 +288,9 @@ def _c_usage(prefix: str, model: JointModel) -> list[str]:
         "float: the same names with the suffix f (_statef, _modelf, _initf, _stepf, ...).",
         f"Other parameters: copy {prefix}_model, change fields, pass the copy to init; set",
         ".clamp = 1 to clamp qd to [velocity_min, velocity_max]; f.outside counts the samples",
-        "outside that range. Compile with the C99 compiler of the target and link libm (-lm).",
+        "outside that range. A qd that is not finite or a dt that is not positive and finite",
+        "is refused (f.rejected counts it): the state stays and the last friction is returned.",
+        "Compile with the C99 compiler of the target and link libm (-lm).",
     ]
 
 

@@ -29,12 +29,14 @@ samples/s instead of ≈ 10⁶ in pure Python).
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 
+from sparsefric.errors import OptionError
 from sparsefric.validity import OutsideValidityWarning, ValidityRange, check_outside
 
 __all__ = [
@@ -413,6 +415,11 @@ class LuGreFriction:
     :meth:`reset` keeps z = z0. A static model (σ0 = 0) returns the static curve
     τ_ss = s(q̇) g(q̇) + τ_v(q̇) and has no state. Prismatic axes: m, m/s, N throughout.
 
+    A velocity that is not finite, or a time step that is not positive and finite where it is
+    used, raises :class:`~sparsefric.errors.OptionError` (a ``ValueError``) naming it, and the
+    state stays as it was: a controller can skip the sample, where z would otherwise turn NaN
+    for good or run backwards.
+
     Parameters
     ----------
     params : FrictionParams
@@ -465,9 +472,21 @@ class LuGreFriction:
 
     def step(self, qd: float, dt: float) -> float:
         """Friction torque τ_f [N·m] at velocity ``qd`` [rad/s], ``dt`` [s] after the previous
-        sample (unused on the first sample after :meth:`reset`)."""
-        qd = self._admit(float(qd))
-        tau, self._z, self._g = _step(self._z, self._qd, self._g, self._started, qd, float(dt),
+        sample (unused on the first sample after :meth:`reset`).
+
+        Raises
+        ------
+        OptionError
+            A ``ValueError``: ``qd`` is not finite or ``dt`` (where used) is not positive and
+            finite. The state is unchanged.
+        """
+        qd, dt = float(qd), float(dt)
+        if not math.isfinite(qd):
+            raise self._refusal("qd", qd)
+        if self._started and not 0.0 < dt < math.inf:
+            raise self._refusal("dt", dt)
+        qd = self._admit(qd)
+        tau, self._z, self._g = _step(self._z, self._qd, self._g, self._started, qd, dt,
                                       *self._kernel_args)
         self._qd = qd
         self._started = True
@@ -490,8 +509,16 @@ class LuGreFriction:
             Friction torque [N·m] at the samples.
         z : ndarray
             Bristle deflection [rad] at the samples (zeros for a static model).
+
+        Raises
+        ------
+        OptionError
+            A ``ValueError`` naming the first velocity that is not finite or time step (where
+            used) that is not positive and finite. The state is unchanged.
         """
-        qd = self._admit(np.array(qd, dtype=np.float64, ndmin=1))
+        qd = np.array(qd, dtype=np.float64, ndmin=1)
+        self._check_record(qd, dt)
+        qd = self._admit(qd)
         n = qd.shape[0]
         step = np.broadcast_to(np.asarray(dt, dtype=np.float64), (n,))
         if n == 0:
@@ -515,6 +542,26 @@ class LuGreFriction:
         """Steady-state friction τ_ss(q̇) = s(q̇) g(q̇) + τ_v(q̇) [N·m] (no state, no range
         check)."""
         return static_curve(qd, self.params)
+
+    def _refusal(self, name: str, value: float) -> OptionError:
+        """The error for an input the bristle update cannot take: ``name`` (``qd``, ``dt``,
+        ``qd[i]``, ``dt[i]``) and its ``value`` [rad/s | s]."""
+        must = (f"a finite velocity [{self.velocity_unit}]" if name.startswith("qd")
+                else "a positive, finite time step [s]")
+        return OptionError(name, f"must be {must}, got {float(value)!r}")
+
+    def _check_record(self, qd: np.ndarray, dt: float | np.ndarray) -> None:
+        """Raise :meth:`_refusal` for the first velocity of ``qd`` [rad/s] that is not finite,
+        or time step of ``dt`` [s] that is not positive and finite among those used (all but
+        the first right after :meth:`reset`)."""
+        bad = np.flatnonzero(~np.isfinite(qd))
+        if bad.size:
+            raise self._refusal(f"qd[{bad[0]}]", qd[bad[0]])
+        first = 0 if self._started else 1
+        h = np.broadcast_to(np.asarray(dt, dtype=np.float64), qd.shape)
+        bad = first + np.flatnonzero(~((h[first:] > 0.0) & (h[first:] < math.inf)))
+        if bad.size:
+            raise self._refusal(f"dt[{bad[0]}]" if np.ndim(dt) else "dt", h[bad[0]])
 
     def _admit(self, qd: np.ndarray | float) -> np.ndarray | float:
         """Velocities after the ``outside`` policy: warned about once, clamped, or as given."""

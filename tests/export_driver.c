@@ -5,7 +5,7 @@
    KIND: fixed, variable (dt per sample), clamp (fixed, qd clamped to the validity range),
    pair (two instances stepped alternately, the second on -qd: OUT holds the first's tau and
    the second's tau), static (the static curve). TYPE: double or float (the functions with the
-   suffix f). Prints the count of samples outside the validity range.
+   suffix f). Prints the counts of samples outside the validity range and of samples refused.
    Compile with -DPREFIX=<exported prefix> -DHEADER='"<prefix>.h"'. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +38,7 @@
             }                                                                                  \
             z[i] = a.z;                                                                        \
         }                                                                                      \
-        printf("%lu\n", a.outside);                                                           \
+        printf("%lu %lu\n", a.outside, a.rejected);                                          \
     } while (0)
 
 int main(int argc, char **argv)

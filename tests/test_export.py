@@ -79,11 +79,19 @@ def _run(exe: Path, kind: str, real: str,
     """(τ_f, z or the second instance's τ_f, samples outside the range) of the driver on ``qd``
     [rad/s] (the recorded velocity if None)."""
     qd, h = _inputs() if qd is None else (qd, np.full(len(qd), DT))
+    return _drive(exe, kind, real, qd, h)[:3]
+
+
+def _drive(exe: Path, kind: str, real: str, qd: np.ndarray,
+           h: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """(τ_f, z or the second instance's τ_f, samples outside the range, samples refused) of the
+    driver on ``qd`` [rad/s] with periods ``h`` [s]."""
     np.r_[len(qd), DT, qd, h].tofile(exe.parent / "in.bin")
     done = subprocess.run([str(exe), kind, real, "in.bin", "out.bin"], cwd=exe.parent,
                           check=True, capture_output=True, text=True)
     out = np.fromfile(exe.parent / "out.bin").reshape(2, len(qd))
-    return out[0], out[1], int(done.stdout)
+    outside, refused = map(int, done.stdout.split())
+    return out[0], out[1], outside, refused
 
 
 def _assert_matches(actual: np.ndarray, expected: np.ndarray, real: str = "double") -> None:
@@ -173,6 +181,53 @@ def test_c_counts_and_clamps_velocities_outside_the_range(cc, tmp_path):
                     bounded.friction_object(outside="clamp").simulate(qd, DT)[0])
 
 
+def _with_bad_samples(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The recorded velocity [rad/s] and period [s] of n samples with bad ones among them:
+    velocities NaN and ±inf, periods NaN, inf, negative and 0."""
+    qd, h = recorded_velocity(n), np.full(n, DT)
+    qd[[300, 301, 900]] = [np.nan, np.inf, -np.inf]
+    h[[500, 1200, 1201, 1500]] = [np.nan, np.inf, -DT, 0.0]
+    return qd, h
+
+
+def _skipping(f, qd: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, int]:
+    """τ_f [N·m] of a friction object stepped along ``qd``, ``h``, a refused sample skipped and
+    given the last friction (0 before the first), and the count of refused samples."""
+    tau, last, refused = [], 0.0, 0
+    for v, dt in zip(qd, h, strict=True):
+        try:
+            last = f.step(v, dt)
+        except ValueError:
+            refused += 1
+        tau.append(last)
+    return np.array(tau), refused
+
+
+@pytest.mark.parametrize("optimise", ["-O2", "-O2 -ffast-math"])
+@pytest.mark.parametrize("real", ["double", "float"])
+def test_c_refuses_a_bad_sample_as_python_does(cc, tmp_path, optimise, real):
+    """A NaN or infinite velocity or a bad period leaves the state as it was and returns the
+    last friction, where it made every later friction NaN or ran z backwards; the Python object
+    raises there, and both go on alike."""
+    model = MODELS["model_B"]
+    exe = _build(cc, model, tmp_path, optimise=optimise)
+    qd, h = _with_bad_samples(2000)
+    tau, z, outside, refused = _drive(exe, "variable", real, qd, h)
+    expected, count = _skipping(model.friction_object(), qd, h)
+    assert refused == count == 7 and outside == 0
+    _assert_matches(tau, expected, real)
+    assert np.all(np.isfinite(z))
+
+
+def test_c_init_refuses_a_period_that_is_not_finite(cc, tmp_path):
+    exe = _build(cc, MODELS["model_A"], tmp_path)
+    for dt in (np.inf, np.nan, -DT):
+        np.r_[1, dt, 0.1, DT].tofile(tmp_path / "in.bin")
+        done = subprocess.run([str(exe), "fixed", "double", "in.bin", "out.bin"], cwd=tmp_path,
+                              capture_output=True, text=True)
+        assert done.returncode == 3, dt
+
+
 def test_c_files_say_where_they_come_from_and_how_to_use_them(tmp_path):
     model = _truth().with_(extra={"software": "sparsefric 0.1.0",
                                   "created": "2025-01-02T03:04:05+00:00"})
@@ -240,6 +295,30 @@ def test_python_module_honours_the_validity_range(tmp_path):
     _assert_matches(clamped, ours.simulate(qd, DT)[0])
     with pytest.raises(ValueError, match="option outside must be one of"):
         module.LuGreFriction(outside="stop")
+
+
+@pytest.mark.parametrize("name", ["model_A", "static"])
+def test_python_module_refuses_a_bad_sample_as_the_object_does(name, tmp_path):
+    model = MODELS[name]
+    module, _ = _module(model, tmp_path)
+    qd, h = _with_bad_samples(2000)
+    tau, refused = _skipping(module.LuGreFriction(), qd, h)
+    expected, count = _skipping(model.friction_object(), qd, h)
+    assert refused == count == 7
+    _assert_matches(tau, expected)
+    f = module.LuGreFriction()
+    f.step(0.1, np.nan)  # the period before the first sample is not used
+    z = f.z
+    for qd_bad, dt_bad, message in [
+            (np.nan, DT, r"^qd must be a finite velocity \[rad/s\], got nan$"),
+            (0.1, -DT, r"^dt must be a positive, finite time step \[s\], got -0.001$")]:
+        with pytest.raises(ValueError, match=message):
+            f.step(qd_bad, dt_bad)
+    with pytest.raises(ValueError, match=r"^qd\[2\] must be a finite velocity"):
+        f.simulate([0.1, 0.1, np.inf], DT)
+    with pytest.raises(ValueError, match=r"^dt\[1\] must be a positive, finite time step"):
+        f.simulate([0.1, 0.1], [DT, 0.0])
+    assert f.z == z
 
 
 @pytest.mark.parametrize("lang, prefix, message", [

@@ -106,3 +106,46 @@ def test_clamp_limits_the_velocity_and_ignore_does_nothing(model):
 def test_bad_outside_option_is_named(model):
     with pytest.raises(SparsefricError, match="option outside must be one of"):
         LuGreFriction(model.friction, outside="stop")
+
+
+#: Inputs the bristle update cannot take, and the error that names them.
+BAD_SAMPLES = [
+    (np.nan, DT, r"^qd must be a finite velocity \[rad/s\], got nan$"),
+    (-np.inf, DT, r"^qd must be a finite velocity \[rad/s\], got -inf$"),
+    (0.1, np.nan, r"^dt must be a positive, finite time step \[s\], got nan$"),
+    (0.1, -DT, r"^dt must be a positive, finite time step \[s\], got -0.001$"),
+    (0.1, 0.0, r"^dt must be a positive, finite time step \[s\], got 0.0$"),
+]
+
+
+@pytest.mark.parametrize("kind", ["lugre", "static"])
+@pytest.mark.parametrize("qd, dt, message", BAD_SAMPLES)
+def test_a_bad_sample_is_refused_and_the_state_kept(model, kind, qd, dt, message):
+    """A controller skips the sample: no NaN, range warning or backward z, and the next
+    samples are those of an object that never saw it."""
+    v = recorded_velocity(400)
+    bounded = model.with_(kind=kind, validity=ValidityRange(velocity=(-1.0, 1.0)))
+    f, ref = bounded.friction_object(), bounded.friction_object()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal([f.step(x, DT) for x in v[:200]],
+                                      [ref.step(x, DT) for x in v[:200]])
+        z = f.z
+        with pytest.raises(ValueError, match=message):
+            f.step(qd, dt)
+        assert f.z == z
+        np.testing.assert_array_equal([f.step(x, DT) for x in v[200:]],
+                                      [ref.step(x, DT) for x in v[200:]])
+
+
+def test_a_record_with_a_bad_sample_is_refused_whole(model):
+    v = recorded_velocity(50)
+    f = model.friction_object()
+    with pytest.raises(SparsefricError, match=r"^qd\[7\] must be a finite velocity"):
+        f.simulate(np.r_[v[:7], np.nan, v[8:]], DT)
+    with pytest.raises(ValueError, match=r"^dt\[3\] must be a positive, finite time step"):
+        f.simulate(v, np.r_[DT, DT, DT, -DT, np.full(46, DT)])
+    assert f.z == 0.0
+    f.simulate(v, np.r_[np.nan, np.full(49, DT)])  # dt before the first sample is not used
+    with pytest.raises(ValueError, match=r"^dt must be a positive, finite time step"):
+        f.simulate(v, 0.0)

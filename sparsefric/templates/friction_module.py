@@ -40,6 +40,10 @@ class LuGreFriction:
     r(q̇) = |q̇| (model A, s = sign) or |q̇|/tanh(K|q̇|) (model B, s = tanh(K q̇)). A static
     model returns τ_ss = s(q̇) g(q̇) + Σ c_p q̇^p and has no state.
 
+    A velocity that is not finite, or a time step that is not positive and finite where it is
+    used, raises ValueError naming it, and the state stays as it was: the caller can skip the
+    sample.
+
     Parameters
     ----------
     outside : {"warn", "clamp", "ignore"}
@@ -82,13 +86,37 @@ class LuGreFriction:
 
     def step(self, qd: float, dt: float) -> float:
         """Friction torque τ_f [N·m] at velocity ``qd`` [rad/s], ``dt`` [s] after the previous
-        sample (unused on the first sample after :meth:`reset`)."""
-        return float(self._run(np.array([qd], dtype=float), dt)[0][0])
+        sample (unused on the first sample after :meth:`reset`). ValueError for a ``qd`` that
+        is not finite or a ``dt`` (where used) that is not positive and finite, the state
+        unchanged."""
+        qd = np.array([qd], dtype=float)
+        self._check(qd, dt, "qd")
+        return float(self._run(qd, dt)[0][0])
 
     def simulate(self, qd: np.ndarray, dt: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Friction τ_f [N·m] and deflection z [rad] along velocities ``qd`` [rad/s], continuing
-        from the current state; ``dt`` [s]: time from the previous sample to each sample."""
-        return self._run(np.array(qd, dtype=float, ndmin=1), dt)
+        from the current state; ``dt`` [s]: time from the previous sample to each sample.
+        ValueError naming the first velocity that is not finite or time step (where used) that
+        is not positive and finite, the state unchanged."""
+        qd = np.array(qd, dtype=float, ndmin=1)
+        self._check(qd, dt, "qd[{}]")
+        return self._run(qd, dt)
+
+    def _check(self, qd: np.ndarray, dt: float | np.ndarray, label: str) -> None:
+        """ValueError for the first velocity of ``qd`` [rad/s] that is not finite (named
+        ``label`` with its index) or time step of ``dt`` [s] that is not positive and finite
+        among those used (all but the first after :meth:`reset`)."""
+        bad = np.flatnonzero(~np.isfinite(qd))
+        if bad.size:
+            raise ValueError(f"{label.format(bad[0])} must be a finite velocity [{self.unit}], "
+                             f"got {float(qd[bad[0]])!r}")
+        first = 0 if self._last is not None else 1
+        h = np.broadcast_to(np.asarray(dt, dtype=float), qd.shape)
+        bad = first + np.flatnonzero(~((h[first:] > 0.0) & (h[first:] < np.inf)))
+        if bad.size:
+            name = f"dt[{bad[0]}]" if np.ndim(dt) else "dt"
+            raise ValueError(f"{name} must be a positive, finite time step [s], "
+                             f"got {float(h[bad[0]])!r}")
 
     def _run(self, qd: np.ndarray, dt: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`simulate`, also behind :meth:`step` (a range warning points at their caller)."""
