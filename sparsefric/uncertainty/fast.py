@@ -180,8 +180,9 @@ def _optimum_steps(model: JointModel, data: Sequence[Prepared], names: Sequence[
     with a decade less smoothing (:func:`lighter_smoothing`; a zero step where it does not
     apply; records longer than :data:`LONG_RECORD`: the measured torque's step plus the
     difference of the two weights' steps on windows) and the measured torque simulated with z
-    integrated in :data:`INTEGRATION_SUBSTEPS` parts per interval (J kept), one row each (the
-    order of :data:`GAPS`); with the measured records, τ̂ and J on them."""
+    integrated in :data:`INTEGRATION_SUBSTEPS` parts per interval (J kept; a zero step for a
+    static model), one row each (the order of :data:`GAPS`); with the measured records, τ̂ and
+    J on them."""
     rec = Records.of(data, "measured")
     tau_hat, J = torque_jacobian(model, rec, names)
     denoised = rec.with_torque(Records.of(data).tau)
@@ -198,10 +199,21 @@ def _optimum_steps(model: JointModel, data: Sequence[Prepared], names: Sequence[
                      - _records_step(model, same, names))
     else:
         steps.append(_records_step(model, lighter, names))
-    parts = INTEGRATION_SUBSTEPS
-    steps.append(optimum_step(model, rec, names, J, rec.tau - model_torque(model, rec, parts),
-                              substeps=parts))
+    steps.append(_integration_step(model, rec, names, J))
     return np.array(steps), rec, tau_hat, J
+
+
+def _integration_step(model: JointModel, rec: Records, names: Sequence[str], J: np.ndarray
+                      ) -> np.ndarray:
+    """:func:`optimum_step` of the measured torque ``rec`` with z integrated in
+    :data:`INTEGRATION_SUBSTEPS` parts per interval; a zero step for a static model, which has
+    no z: its friction is the same however the interval is cut, so that step would be the
+    measured torque's own, reported as if the bristle's sampling moved the estimate."""
+    if model.kind != "lugre":
+        return np.zeros(len(names))
+    parts = INTEGRATION_SUBSTEPS
+    return optimum_step(model, rec, names, J, rec.tau - model_torque(model, rec, parts),
+                        substeps=parts)
 
 
 def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: float = 0.95,

@@ -45,8 +45,8 @@ class ParameterUncertainty:
         (``parameter`` or ``derived``), ``unit``, ``estimate``, ``std``, ``lower``, ``upper``
         (in the unit); fast only: ``gap``, ``denoised_gap``, ``angle_gap`` and
         ``integration_gap``, the prediction-error optimum of the measured torque, the denoised
-        torque, the lighter-smoothed angle and z integrated in parts minus the estimate
-        (:func:`optimum_step`) [unit],
+        torque, the lighter-smoothed angle and z integrated in parts (0 for a static model,
+        which has no z) minus the estimate (:func:`optimum_step`) [unit],
         ``structure_shift``, the largest move of the estimate under other structures the data
         support (:func:`structure_shifts`) [unit], ``static_shift``, |step 1's inertia − the
         LuGre model's| (:func:`static_estimates`; from :func:`result_fast`) [unit],

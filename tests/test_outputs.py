@@ -1,0 +1,36 @@
+"""The files of a result folder agree with each other: one list of warnings, one meaning of each
+step-1 coefficient, the test records checked against the model's validity range."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparsefric.data import load_trajectories
+from sparsefric.identify import fit_joint, settings
+from sparsefric.outputs import write_results
+
+from .conftest import EXAMPLE
+
+#: The quick options of a static identification.
+FAST = {"static_only": True, "library": "coulomb-viscous", "differentiation": "butterworth"}
+
+
+@pytest.fixture(scope="module")
+def slow_only(tmp_path_factory):
+    """data/example's joint trained at 0.127 rad/s only (a static model, held-out blocks) and
+    tested on its 1.4 rad/s record, far beyond the training speeds: the result, its intervals
+    and its folder."""
+    train = load_trajectories([EXAMPLE / "train_v0p127.csv"])
+    test = load_trajectories([EXAMPLE / "test_v1p4.csv"])
+    result, unc = fit_joint(train, None, settings(FAST))
+    out = tmp_path_factory.mktemp("outputs")
+    write_results(result, out, train, None, test)
+    return result, unc, out, (train, test)
+
+
+def test_a_static_models_inertia_warning_says_nothing_of_the_bristle(slow_only):
+    result, unc, _, _ = slow_only
+    assert result.model.kind == "static"
+    wide = [w for w in result.warnings if w.startswith("the inertia is poorly determined")]
+    assert wide and not any("parts per sample interval" in w or "bristle" in w for w in wide)
+    assert (unc.table["integration_gap"] == 0).all()
