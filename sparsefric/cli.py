@@ -485,8 +485,6 @@ def _run_identify(args: argparse.Namespace) -> int:
         for text in result.warnings:
             _warn(args, f"{label}{text}")
         _say(args, "\n".join(_story(result, label)))
-    if validate is None:
-        _say(args, "no --validate files: AICc was computed on the training data")
     _say(args, f"results written to {out}/")
     for name, summary in summaries.items():  # the headline last: what a glance reads
         label = f"[model {name}] " if len(fitted) > 1 else ""

@@ -308,8 +308,8 @@ def _identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Set
                         nu=s.iterations.nu, thresholds=s.thresholds, rule=s.rule,
                         sliding_window=s.sliding_window, aic_data=s.aic_data)
     if held_out and val is not None:
-        static.sweep.validation_source = (f"training + held-out ({len(held_out)} blocks, "
-                                          f"{100 * s.validation_share:.0f} % of the samples)")
+        static.sweep.validation_source = _held_out_source(static.sweep.validation_source,
+                                                          len(held_out), s.validation_share)
     progress("steps 2–3: LuGre iterations")
     static_model = static.terms.joint_model(s.axis, s.tanh_k).with_(
         extra=_provenance(static, s))
@@ -335,6 +335,15 @@ def _identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Set
     checked = [whole] if whole is not None else [p for p in (prep, val) if p is not None]
     _check_model(result, checked, fitted)
     return result
+
+
+def _held_out_source(source: str, blocks: int, share: float) -> str:
+    """The data AICc scored, ``source`` (``"training + validation"``, or ``"validation"``
+    alone under ``aic_data="validation"``), with the validation data named as the ``blocks``
+    held out of the training records, ``share`` [-] of their samples: no validation file was
+    given."""
+    return source.replace("validation", f"held-out ({blocks} blocks, {100 * share:.0f} % of "
+                                        "the samples)")
 
 
 def _one_speed(s: Settings, prep: Prepared, findings: list[Finding]

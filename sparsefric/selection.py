@@ -122,7 +122,9 @@ class SweepResult:
     parts : int
         m, the number of observations.
     validation_source : str
-        ``"validation"`` or ``"training"`` (no validation data given).
+        The data AICc scored: ``"training"`` (no validation data), ``"validation"`` or
+        ``"training + validation"``; "validation" reads "held-out (n blocks, p % of the
+        samples)" where blocks of the training records stood in for validation data.
     kinds : tuple of str
         The kind of each candidate term (:attr:`~sparsefric.feature_library.Term.kind`), in
         the order of the coefficients of ``results``.

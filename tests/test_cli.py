@@ -254,6 +254,23 @@ def test_holdout_makes_the_last_part_of_every_record_the_test_data(tmp_path, cap
         assert _exit_status(["identify", str(short), "--holdout", bad]) == 2
 
 
+def test_without_validate_files_every_output_names_the_held_out_blocks_aicc_scored(tmp_path,
+                                                                                   capsys):
+    short = _short_csv(tmp_path, EMPS, n=8000)
+    out = tmp_path / "out"
+    rc = main(["identify", str(short), *STATIC_EMPS, "--aic-data", "validation",
+               "--out", str(out)])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    source = JointModel.load(out / "model.json").extra["fit"]["validation"]
+    # --aic-data validation: the blocks alone, not training + blocks
+    assert source.startswith("held-out (4 blocks, 20 % of the samples)")
+    assert f"AICc on {source} data" in printed
+    assert "AICc was computed on the training data" not in printed
+    summary = (out / "report.html").read_text(encoding="utf-8")
+    assert f"AICc scored on {source} data" in summary
+
+
 def test_duplicate_columns_are_one_line_naming_them(tmp_path, capsys):
     path = tmp_path / "twice.csv"
     path.write_text(EMPS.read_text().replace("t,q,tau,", "t,q,tau,tau,", 1).split("\n", 1)[0]
