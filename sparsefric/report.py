@@ -19,6 +19,7 @@ import datetime as _dt
 import html
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -804,7 +805,7 @@ def _markdown(c: _Context, title: str) -> str:
              f"**Final model:** {', '.join(terms.loc[terms['active'], 'term'])} "
              f"(step 1: λ = {fmt(summary['selection'].get('lambda'))}, "
              f"{summary['selection'].get('n_active')} of {len(terms)} candidates).", "",
-             "## Parameters", "", _md_table(c.params)]
+             *_md_warnings(result.warnings), "## Parameters", "", _md_table(c.params)]
     intervals = interval_table(result.model)
     if not intervals.empty:
         lines += ["", f"{result.model.uncertainty.level:.0%} intervals "
@@ -828,6 +829,20 @@ def _markdown(c: _Context, title: str) -> str:
                   _md_table(_cve_file_table(c))]
     lines += ["Figures: see `report.html`.", ""]
     return "\n".join(lines)
+
+
+def _md_warnings(warnings: Sequence[str]) -> list[str]:
+    """The lines of a Markdown section listing ``warnings`` in their order, the report's and
+    the console's (none without a warning)."""
+    if not warnings:
+        return []
+    return ["## Warnings", "", *(f"- {_md_text(text)}" for text in warnings), ""]
+
+
+def _md_text(text: str) -> str:
+    """``text`` with the characters Markdown reads as markup within words escaped (a term such
+    as ``sign(qd)*exp(-|qd/Ws|^1.5)`` stays as written; f_c and [a, b] are plain text)."""
+    return re.sub(r"([\\`*<])", r"\\\1", text)
 
 
 def write_report(result: IdentificationResult, out_dir: str | Path,  # noqa: PLR0913 - keyword options

@@ -3,6 +3,9 @@ step-1 coefficient, the test records checked against the model's validity range.
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 
 from sparsefric.data import load_trajectories
@@ -26,6 +29,22 @@ def slow_only(tmp_path_factory):
     out = tmp_path_factory.mktemp("outputs")
     write_results(result, out, train, None, test)
     return result, unc, out, (train, test)
+
+
+def _section(page: str, anchor: str) -> str:
+    return page.split(f'<section id="{anchor}">', 1)[1].split("</section>", 1)[0]
+
+
+def test_summary_md_lists_the_warnings_in_the_order_of_the_report(slow_only):
+    result, _, out, _ = slow_only
+    md = (out / "summary.md").read_text(encoding="utf-8")
+    listed = md.split("\n## Warnings\n", 1)[1].split("\n## ", 1)[0]
+    items = [re.sub(r"\\(.)", r"\1", line[2:]) for line in listed.splitlines()
+             if line.startswith("- ")]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    shown = re.findall(r"<b>Warning:</b> (.*?)</p>", _section(page, "selection"))
+    assert len(result.warnings) >= 3
+    assert items == [html.unescape(text) for text in shown] == result.warnings
 
 
 def test_a_static_models_inertia_warning_says_nothing_of_the_bristle(slow_only):
