@@ -34,7 +34,7 @@ from sparsefric.data import Trajectory
 from sparsefric.figures import Evaluation, short
 from sparsefric.model import JointModel, parameter_table, units
 from sparsefric.result import IdentificationResult
-from sparsefric.selection import TIE_AICC
+from sparsefric.selection import MAX_ROWS, TIE_AICC
 from sparsefric.steps.checks import cve_of
 from sparsefric.svgplot import CSS as FIGURE_CSS
 from sparsefric.tables import fmt, html_table, markdown_table
@@ -610,6 +610,17 @@ def _sec_data(c: _Context) -> str:
               "and the rule that chose it):</p>" + _html_table(_preprocessing_table(c.result)))
 
 
+#: What each coefficient column of the terms table (terms.csv) holds.
+TERMS_NOTE = (
+    "Coefficients in the unit of each term; terms.csv holds the same table. coefficient: the "
+    "final model (after the LuGre iterations and any refinement). step1_coefficient: step 1's "
+    "sweep at the selected λ (the highlighted row above), fitted on at most "
+    f"{MAX_ROWS} of the training samples. static_coefficient: the static model "
+    "(static_model.json, the column “static (step 1)” of the parameters), the same terms "
+    "refitted on every sliding sample (where blocks were held out, on the whole records if "
+    "that predicts them better).")
+
+
 def _sec_selection(c: _Context) -> str:
     sel = c.result.selection
     cols = [k for k in ("threshold", "lambda", "n_active", "n_eliminated", "omega_s",
@@ -618,10 +629,8 @@ def _sec_selection(c: _Context) -> str:
     return (_story(c.result, c.summary) + figures.selection(sel, c.unit).svg()
             + _refinement_note(c.result) + _html_table(sel[cols], sel["selected"].to_numpy(bool))
             + figures.coefficients(terms).svg()
-            + '<p class="note">Coefficients of the final model (after the LuGre iterations and '
-              "any refinement) and of step 1, in the unit of each term; terms.csv holds the "
-              "same table. Inclusion: the share of the bootstrap resamples whose final model "
-              f"has the term.{_family_note(c.result)}</p>"
+            + f'<p class="note">{TERMS_NOTE} Inclusion: the share of the bootstrap resamples '
+              f"whose final model has the term.{_family_note(c.result)}</p>"
             + _html_table(terms, terms["active"].to_numpy(bool)))
 
 

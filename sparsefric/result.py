@@ -143,18 +143,27 @@ class IdentificationResult:
         DataFrame
             term, kind, unit, coefficient and active (the final model: after the LuGre
             iterations and any refinement, or the static model when it was kept),
-            step1_coefficient and step1_active (the λ sweep of step 1). Coefficients in the
-            unit of their term. A term of the final model outside the candidate list (a
-            Stribeck exponent off the grid) is appended as a row of its own.
+            step1_coefficient and step1_active (the λ sweep of step 1 at the selected λ, the
+            selected row of :attr:`selection`: fitted on at most
+            :data:`~sparsefric.selection.MAX_ROWS` of the training samples), then
+            static_coefficient (``static_model``, step 1's result: the selected terms refitted
+            on every sliding sample, of the whole records where blocks were held out and that
+            predicts them better). Coefficients in the unit of their term. A term of the final
+            model outside the candidate list (a Stribeck exponent off the grid) is appended as
+            a row of its own.
         """
         step1 = self.terms.rename(columns={"coefficient": "step1_coefficient",
                                            "active": "step1_active"})
-        final = _model_coefficients(self.model)
-        coef = [final.pop((t.kind, float(t.param)), 0.0) for t in self.library.terms()]
-        step1 = step1.assign(coefficient=coef, active=[c != 0 for c in coef])[
-            ["term", "kind", "unit", "coefficient", "active", "step1_coefficient", "step1_active"]]
+        final, static = (_model_coefficients(m) for m in (self.model, self.static_model))
+        keys = [(t.kind, float(t.param)) for t in self.library.terms()]
+        coef = [final.pop(key, 0.0) for key in keys]
+        step1 = step1.assign(coefficient=coef, active=[c != 0 for c in coef],
+                             static_coefficient=[static.get(key, 0.0) for key in keys])[
+            ["term", "kind", "unit", "coefficient", "active", "step1_coefficient", "step1_active",
+             "static_coefficient"]]
         extra = [{"term": _term_name(kind, param), "kind": kind, "unit": "", "coefficient": c,
-                  "active": c != 0, "step1_coefficient": 0.0, "step1_active": False}
+                  "active": c != 0, "step1_coefficient": 0.0, "step1_active": False,
+                  "static_coefficient": 0.0}
                  for (kind, param), c in final.items() if c != 0]
         return pd.concat([step1, pd.DataFrame(extra, columns=step1.columns)],
                          ignore_index=True) if extra else step1

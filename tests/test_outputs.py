@@ -6,10 +6,12 @@ from __future__ import annotations
 import html
 import re
 
+import pandas as pd
 import pytest
 
 from sparsefric.data import load_trajectories
 from sparsefric.identify import fit_joint, settings
+from sparsefric.model import JointModel
 from sparsefric.outputs import write_results
 
 from .conftest import EXAMPLE
@@ -45,6 +47,25 @@ def test_summary_md_lists_the_warnings_in_the_order_of_the_report(slow_only):
     shown = re.findall(r"<b>Warning:</b> (.*?)</p>", _section(page, "selection"))
     assert len(result.warnings) >= 3
     assert items == [html.unescape(text) for text in shown] == result.warnings
+
+
+def test_terms_csv_gives_the_static_model_beside_the_sweep_and_says_which_is_which(slow_only):
+    result, _, out, _ = slow_only
+    terms = pd.read_csv(out / "terms.csv").set_index("kind")
+    static = JointModel.load(out / "static_model.json")
+    expected = {"inertia": static.inertia, "gravity_cos": static.gravity_cos,
+                "gravity_sin": static.gravity_sin, "coulomb": static.coulomb}
+    for kind, value in expected.items():
+        assert terms.loc[kind, "static_coefficient"] == pytest.approx(value, rel=1e-12), kind
+    selection = pd.read_csv(out / "selection.csv")
+    row = selection[selection["selected"]].iloc[0]
+    assert list(terms["step1_coefficient"]) == pytest.approx([row[t] for t in terms["term"]])
+    # the sweep's coefficient is not the static model's: the files say which is which
+    assert terms.loc["inertia", "step1_coefficient"] != terms.loc["inertia",
+                                                                  "static_coefficient"]
+    note = _section((out / "report.html").read_text(encoding="utf-8"), "selection")
+    assert "static_coefficient" in note and "static_model.json" in note
+    assert "step1_coefficient" in note and "selected λ" in note
 
 
 def test_a_static_models_inertia_warning_says_nothing_of_the_bristle(slow_only):
