@@ -41,8 +41,12 @@ def write_results(result: IdentificationResult, stage: Path, train: Sequence[Tra
     1's (:attr:`~sparsefric.result.IdentificationResult.final_terms`), the model the report
     and ``model.json`` describe. ``known`` (truth, reference) and ``compare`` (other methods'
     models) and ``cve_file`` (a user's constant-velocity points) go to
-    :func:`~sparsefric.report.write_report`.
+    :func:`~sparsefric.report.write_report`. Test records outside the model's validity range
+    are a finding of ``result`` (:meth:`~sparsefric.result.IdentificationResult.check_test`)
+    before the report and its summary list the warnings.
     """
+    if test:
+        result.check_test(test)
     result.selection.to_csv(stage / "selection.csv", index=False)
     result.final_terms.to_csv(stage / "terms.csv", index=False)
     if len(result.history):

@@ -33,7 +33,7 @@ from sparsefric.atomic import write_text
 from sparsefric.data import Trajectory
 from sparsefric.figures import Evaluation, short
 from sparsefric.model import JointModel, parameter_table, units
-from sparsefric.result import IdentificationResult
+from sparsefric.result import OUTSIDE_VALIDITY, IdentificationResult
 from sparsefric.selection import MAX_ROWS, TIE_AICC
 from sparsefric.steps.checks import cve_of
 from sparsefric.svgplot import CSS as FIGURE_CSS
@@ -431,12 +431,16 @@ def _data_table(datasets: list[Evaluation], unit: dict[str, str]) -> pd.DataFram
 
 
 def _status_html(result: IdentificationResult, summary: dict) -> str:
+    """The headline, the warning that the test records leave the validity range beside it,
+    and the convergence."""
     cls = "ok" if result.converged else "bad"
     word = "converged" if result.converged else "NOT converged"
     s0 = _sigma0_init(result)
     start = f"; winning initial σ0 = {s0:g}" if s0 is not None else ""
     head = "".join(f"<div>{html.escape(line)}</div>" for line in headline_lines(summary))
-    return ((f'<div class="headline">{head}</div>' if head else "")
+    outside = "".join(f'<p class="note"><b>Warning:</b> {html.escape(f.message)}</p>'
+                      for f in result.findings if f.code == OUTSIDE_VALIDITY)
+    return ((f'<div class="headline">{head}</div>' if head else "") + outside
             + f'<p><span class="{cls}">{word}</span>: '
             f"{html.escape(str(result.convergence_reason))}{html.escape(start)}</p>")
 

@@ -24,6 +24,10 @@ from sparsefric.selection import SweepResult
 from sparsefric.steps.iterations import IterationResult
 from sparsefric.steps.refinement import Refinement
 
+#: Code of the finding that the test records leave the model's validity range
+#: (:meth:`IdentificationResult.check_test`).
+OUTSIDE_VALIDITY = "test_outside_validity"
+
 
 @dataclass
 class LuGreStage:
@@ -210,6 +214,18 @@ class IdentificationResult:
                 model: JointModel | None = None) -> list[np.ndarray]:
         """τ̂ [N·m] of each trajectory by ``model`` (default: the identified one)."""
         return self.prepare(trajectories).torque(model or self.model)
+
+    def check_test(self, trajectories: Sequence[Trajectory]) -> None:
+        """Add the finding :data:`OUTSIDE_VALIDITY` where the test ``trajectories``, prepared
+        as the training data were, leave the model's validity range: their errors then
+        measure an extrapolation. The message is ``predict``'s, after "test data: "; a result
+        checked twice on the same records warns once. The prepared records are kept, so that
+        the report scoring them does not differentiate them again."""
+        signals = self.preprocessor.prepare(trajectories, remember=True).signals
+        text = self.model.outside_message(signals.q, signals.qd)
+        finding = Finding("warning", OUTSIDE_VALIDITY, f"test data: {text}")
+        if text and finding not in self.findings:
+            self.findings.append(finding)
 
     def relative_error(self, trajectories: Sequence[Trajectory],
                        model: JointModel | None = None) -> float:

@@ -68,6 +68,32 @@ def test_terms_csv_gives_the_static_model_beside_the_sweep_and_says_which_is_whi
     assert "step1_coefficient" in note and "selected λ" in note
 
 
+def test_test_records_beyond_the_validity_range_are_a_warning_beside_the_test_error(slow_only,
+                                                                                  tmp_path):
+    result, _, out, (train, test) = slow_only
+    outside = [f for f in result.findings if f.code == "test_outside_validity"]
+    assert len(outside) == 1
+    text = outside[0].message
+    assert text.startswith("test data: ") and "velocity -1.4" in text
+    assert text.endswith(result.model.outside_message(*_signals(result, test)))
+    status = _section((out / "report.html").read_text(encoding="utf-8"), "status")
+    assert "test torque error" in status and html.escape(text) in status
+    write_results(result, tmp_path, train, None, test)  # a second writing: one warning
+    assert [f.code for f in result.findings].count("test_outside_validity") == 1
+
+
+def _signals(result, trajectories):
+    signals = result.prepare(trajectories).signals
+    return signals.q, signals.qd
+
+
+def test_records_inside_the_range_give_no_validity_warning(slow_only, tmp_path):
+    result, _, _, (train, _) = slow_only
+    before = list(result.findings)
+    write_results(result, tmp_path, train, None, train)
+    assert result.findings == before
+
+
 def test_a_static_models_inertia_warning_says_nothing_of_the_bristle(slow_only):
     result, unc, _, _ = slow_only
     assert result.model.kind == "static"
