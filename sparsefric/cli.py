@@ -368,9 +368,10 @@ def _story(result, label: str) -> list[str]:
     elif result.model.kind == "lugre":
         how += ("; the LuGre iterations refitted them" if same else
                 "; the LuGre iterations refitted them and changed the set")
+    listed = "terms.csv lists both" if result.refined or kind == "LuGre" else "terms.csv"
     lines = [f"{label}final model ({kind} friction, {sign}): {len(final)} terms "
              f"{', '.join(final['term'])}" + (" + σ0, σ1" if kind == "LuGre" else ""),
-             f"{label}  {how} (terms.csv lists both)", *_model_lines(result.model)]
+             f"{label}  {how} ({listed})", *_model_lines(result.model)]
     if result.model.kind == "lugre":
         state = "converged" if result.converged else "NOT converged"
         lines.append(f"{label}{state}: {result.convergence_reason}")
