@@ -170,6 +170,8 @@ def _read_csv(path: Path) -> pd.DataFrame:
     check_unique_header(path, names)
     # A quoted name that spans lines makes the header longer than one line: rows count from the end.
     df.index = lines[len(lines) - len(df):]
+    # skipinitialspace drops the spaces before a name, not those after it (` t , q , tau `)
+    df.columns = [str(c).strip() for c in df.columns]
     return df
 
 

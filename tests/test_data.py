@@ -386,3 +386,13 @@ def test_part_cuts_every_channel_alike():
     np.testing.assert_array_equal(part.truth["z_true"], t[2:6] * 5)
     assert part.qdd is None and part.name == "r" and part.notes == ("unwrapped",)
     assert traj.part(slice(6, None), "r (rest)").name == "r (rest)"
+
+
+def test_spaces_around_header_names_are_not_part_of_them(tmp_path):
+    """A header ` t , q , tau ` kept the spaces after each name: "no column 't' (columns:
+    t , q , tau )"."""
+    path = _write(tmp_path)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([" t , q , tau ", *lines[1:]]) + "\n")
+    (traj,) = load_trajectories(path)
+    assert len(traj) == 200
