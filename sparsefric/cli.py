@@ -161,7 +161,8 @@ def _add_data_options(p: argparse.ArgumentParser, differentiation: str | None = 
                    help="measured acceleration column (optional; used by --differentiation "
                         "given)")
     g.add_argument("--trajectory-column", default="trajectory", metavar="NAME",
-                   help="column that splits a file into trajectories (default: trajectory)")
+                   help="column that splits a file into trajectories; a name given must be in "
+                        "every file (default: trajectory, where a file has it)")
     g.add_argument("--angle-unit", choices=ANGLE_UNITS, default="rad",
                    help="unit of the position, velocity and acceleration columns of a revolute "
                         "joint; degrees are converted to rad (default: rad)")

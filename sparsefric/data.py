@@ -53,16 +53,24 @@ MAX_RESAMPLE_FACTOR = 10
 RESAMPLE_GAP = 5.0
 
 
+#: The trajectory column's default name: a file without it is one trajectory.
+TRAJECTORY_COLUMN = "trajectory"
+
+
 @dataclass(frozen=True)
 class Columns:
-    """Names of the columns to read; ``None`` for an optional column that is absent."""
+    """Names of the columns to read; ``None`` for an optional column that is absent.
+
+    Every column named must be in the file, except the trajectory column by its default name
+    (:data:`TRAJECTORY_COLUMN`), which splits the files that have it.
+    """
 
     time: str = "t"
     position: str = "q"
     torque: str = "tau"
     velocity: str | None = None
     acceleration: str | None = None
-    trajectory: str | None = "trajectory"
+    trajectory: str | None = TRAJECTORY_COLUMN
 
 
 @dataclass(frozen=True)
@@ -327,11 +335,16 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _numeric_column(df: pd.DataFrame, name: str, path: Path) -> np.ndarray:
-    """A column as finite floats; ``df`` is indexed by the line of each row (:func:`read_table`)."""
+def _check_column(df: pd.DataFrame, name: str, path: Path) -> None:
+    """Refuse a column ``name`` that is not in the table ``df`` read from ``path``."""
     if name not in df.columns:
         have = _shorten(", ".join(map(str, df.columns)) or "none")
         raise DataError(f"{path}: no column '{name}' (columns: {have})")
+
+
+def _numeric_column(df: pd.DataFrame, name: str, path: Path) -> np.ndarray:
+    """A column as finite floats; ``df`` is indexed by the line of each row (:func:`read_table`)."""
+    _check_column(df, name, path)
     values = _coerce(df, name, path)
     finite = np.isfinite(values)
     if not finite.all():
@@ -471,9 +484,11 @@ def _check_motion(traj: Trajectory, columns: Columns) -> None:
 
 def _split(df: pd.DataFrame, col: str | None, path: Path) -> list[tuple[str, pd.DataFrame]]:
     """Split a table on its trajectory column; return (name, part) pairs, the parts indexed
-    like ``df`` by the line of each row."""
-    if col is None or col not in df.columns:
+    like ``df`` by the line of each row. A file without the column ``col`` is one trajectory
+    when ``col`` is the default name (:data:`TRAJECTORY_COLUMN`), an error otherwise."""
+    if col is None or (col == TRAJECTORY_COLUMN and col not in df.columns):
         return [(str(path), df)]
+    _check_column(df, col, path)
     keys = df[col]
     if keys.isna().any():
         i = int(np.flatnonzero(keys.isna().to_numpy())[0])
@@ -566,7 +581,7 @@ def load_trajectories(paths, columns: Columns = Columns(), *, angle_unit: str = 
 
 #: The loading options by name, as the command line and batch manifests spell them.
 LOAD_DEFAULTS: dict[str, Any] = {"time": "t", "position": "q", "torque": "tau", "velocity": None,
-                                 "acceleration": None, "trajectory_column": "trajectory",
+                                 "acceleration": None, "trajectory_column": TRAJECTORY_COLUMN,
                                  "angle_unit": "rad", "resample": False, "time_unit": "s"}
 
 

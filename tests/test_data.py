@@ -396,3 +396,12 @@ def test_spaces_around_header_names_are_not_part_of_them(tmp_path):
     path.write_text("\n".join([" t , q , tau ", *lines[1:]]) + "\n")
     (traj,) = load_trajectories(path)
     assert len(traj) == 200
+
+
+def test_a_trajectory_column_that_is_not_in_the_file_is_named(tmp_path):
+    """``--trajectory-column foo`` on a file without it was ignored; the default name
+    ``trajectory`` still splits only the files that have it."""
+    path = _write(tmp_path)
+    with pytest.raises(DataError, match=rf"^{path}: no column 'foo' \(columns: t, q, tau\)$"):
+        load_trajectories(path, Columns(trajectory="foo"))
+    assert len(load_trajectories(path)) == 1
