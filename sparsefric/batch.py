@@ -54,7 +54,14 @@ import pandas as pd
 from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywidgets
 
 from sparsefric.atomic import remove_stale_stages, staged, write_text
-from sparsefric.data import LOAD_DEFAULTS, TIME_UNITS, load_with, parser_message, table_text
+from sparsefric.data import (
+    LOAD_DEFAULTS,
+    TIME_UNITS,
+    load_with,
+    parser_message,
+    repeated_file,
+    table_text,
+)
 from sparsefric.errors import OptionError, SparsefricError
 from sparsefric.fleet import UNRECORDED, summary_table, write_summary
 from sparsefric.identify import fit_joint, settings
@@ -288,6 +295,9 @@ def _files(cell: str, base: Path, where: str, required: bool) -> tuple[str, ...]
         if not path.is_file():
             raise SparsefricError(f"{where}: no such file '{name}' (looked for {path})")
         out.append(str(path.resolve()))
+    if text := repeated_file(out):
+        raise SparsefricError(f"{where}: {text}: its records would count twice; list each file "
+                              "once")
     return tuple(out)
 
 

@@ -189,10 +189,14 @@ def _add_data_options(p: argparse.ArgumentParser, differentiation: str | None = 
                         "control rate) (default: instant)")
 
 
-def _load(paths: Sequence[str], args: argparse.Namespace):
-    """The records of ``paths``, checked against the options that depend on them."""
-    from sparsefric.data import load_with
+def _load(paths: Sequence[str], args: argparse.Namespace, role: str):
+    """The records of ``paths``, checked against the options that depend on them; ``role``
+    names the files in a message ("training", "--test")."""
+    from sparsefric.data import load_with, repeated_file
 
+    if text := repeated_file(paths):
+        raise SparsefricError(f"{text} among the {role} files: its records would count twice; "
+                              "give each file once")
     trajs = load_with(paths, vars(args))
     _check_records(args, trajs)
     return trajs
@@ -395,9 +399,9 @@ def _split_holdout(args: argparse.Namespace, train, validate, test):
 def _data_sets(args: argparse.Namespace):
     """The training, validation and test records of ``identify``."""
     _warn_shared_files(args)
-    train = _load(args.train, args)
-    validate = _load(args.validate, args) if args.validate else None
-    test = _load(args.test, args) if args.test else None
+    train = _load(args.train, args, "training")
+    validate = _load(args.validate, args, "--validate") if args.validate else None
+    test = _load(args.test, args, "--test") if args.test else None
     train, validate, test = _split_holdout(args, train, validate, test)
     return train, validate or None, test or None
 
@@ -442,7 +446,7 @@ def _comparisons(args: argparse.Namespace, train, validate) -> dict:
         return {}
     from sparsefric.baselines import fit_baseline  # with scipy.signal, ~0.2 s: only if asked
 
-    presliding = _load([args.presliding], args)[0] if args.presliding else None
+    presliding = _load([args.presliding], args, "--presliding")[0] if args.presliding else None
     return {method: fit_baseline(method, train, args.axis, validate=validate or (),
                                  presliding=presliding, cutoff_hz=args.cutoff_hz,
                                  sigma0_starts=args.sigma0_starts)
@@ -532,7 +536,7 @@ def _run_baseline(args: argparse.Namespace, train, validate, test, known: dict) 
     from sparsefric.model import JointModel
     from sparsefric.outputs import RESULT_NAMES, stamped
 
-    presliding = _load([args.presliding], args)[0] if args.presliding else None
+    presliding = _load([args.presliding], args, "--presliding")[0] if args.presliding else None
     out = Path(args.out)
     t0 = time.perf_counter()
     train, notes = _checked_records(args, train)
@@ -625,7 +629,7 @@ def _run_predict(args: argparse.Namespace) -> int:
     if args.out:
         check_out_file(Path(args.out), args.force)
     _check_angle_unit(args, model.axis, f"{args.model} is a {model.axis} model")
-    trajs = _load(args.data, args)
+    trajs = _load(args.data, args, "trajectory")
     prep = _preprocessor(args, denoise_torque=False).prepare(trajs)
     if args.outside == "warn" and (text := model.outside_message(prep.signals.q,
                                                                  prep.signals.qd)):
@@ -840,7 +844,8 @@ def _run_cve(args: argparse.Namespace) -> int:
     from sparsefric.validation import cve_from_trajectories
 
     refuse_results(Path(args.out), ("cve_points.csv",), args.force)
-    points = cve_from_trajectories(_load(args.files, args), method=args.differentiation,
+    points = cve_from_trajectories(_load(args.files, args, "trajectory"),
+                                   method=args.differentiation,
                                    regularization=args.regularization,
                                    cutoff_hz=args.cutoff_hz)
     if points.empty:

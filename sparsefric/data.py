@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import filecmp
 import gzip
 import io
 import lzma
@@ -596,6 +597,52 @@ def load_with(paths, options: Mapping[str, Any]) -> list[Trajectory]:
                    o["trajectory_column"])
     return load_trajectories(list(paths), cols, angle_unit=o["angle_unit"],
                              resample=bool(o["resample"]), time_unit=o["time_unit"])
+
+
+#: Files seen so far, by size [bytes] (None: not a readable file): name as given, real path.
+_FileIndex = dict[int | None, list[tuple[str, Path]]]
+
+
+def _identity(path: str) -> tuple[Path, int | None]:
+    """The real path of ``path`` (links resolved) and its size [bytes] (None if unreadable)."""
+    real = Path(path).resolve()
+    try:
+        return real, real.stat().st_size if real.is_file() else None
+    except OSError:
+        return real, None
+
+
+def _twin(path: str, index: _FileIndex, add: bool = False) -> tuple[str, bool] | None:
+    """The file of ``index`` that ``path`` repeats, and whether it is the same file (False: a
+    copy, the same bytes under another name); None if it repeats none. ``add``: enter
+    ``path`` into ``index`` then."""
+    real, size = _identity(path)
+    for name, other in index.get(size, ()):
+        if other == real:
+            return name, True
+        if size is not None and filecmp.cmp(other, real, shallow=False):
+            return name, False
+    if add:
+        index.setdefault(size, []).append((path, real))
+    return None
+
+
+def repeated_file(paths: Sequence[str | os.PathLike]) -> str | None:
+    """How the first file of ``paths`` that repeats an earlier one does, in words ("a.csv is
+    listed twice", "b.csv holds the same bytes as a.csv"); None when they all differ.
+
+    A file is repeated by its own name, by another path to it, or by a copy of its bytes: the
+    same records, each of whose samples would count twice in a fit (its intervals narrowed by
+    √2 without any new information).
+    """
+    index: _FileIndex = {}
+    for path in map(str, paths):
+        if found := _twin(path, index, add=True):
+            name, same = found
+            if not same:
+                return f"{path} holds the same bytes as {name}"
+            return f"{path} is listed twice" if name == path else f"{path} and {name} are one file"
+    return None
 
 
 def save_trajectory(path: str | os.PathLike, traj: Trajectory, float_format: str = "%.9g") -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -222,6 +223,19 @@ def test_bad_manifest_is_one_line_naming_row_and_column(tmp_path, text, message)
     assert "\n" not in str(info.value)
 
 
+def test_a_file_listed_twice_in_a_cell_is_refused(tmp_path):
+    """A cell naming one file twice, or a copy of it, fitted its records twice over."""
+    (tmp_path / "copy.csv").write_bytes((_write(tmp_path, "").parent / "x.csv").read_bytes())
+    x, copy = (str((tmp_path / name).resolve()) for name in ("x.csv", "copy.csv"))
+    for text, message in (("joint,train\na,x.csv;./x.csv\n",
+                           f"row 2, column 'train': {x} is listed twice: its records would "
+                           "count twice; list each file once"),
+                          ("joint,train,test\na,x.csv,x.csv;copy.csv\n",
+                           f"row 2, column 'test': {copy} holds the same bytes as {x}")):
+        with pytest.raises(SparsefricError, match=re.escape(message)):
+            read_manifest(_write(tmp_path, text))
+
+
 @pytest.mark.parametrize("cutoff", [0.001, 600.0])
 def test_a_manifest_cutoff_the_records_cannot_take_fails_the_joint_as_identify_refuses_it(
         cutoff, capsys, monkeypatch, tmp_path):
@@ -266,9 +280,10 @@ def test_a_windows_manifest_with_comment_lines_is_read_and_rows_named_by_line(tm
 def test_a_manifest_separated_by_semicolons_reads_as_by_commas(tmp_path):
     """A spreadsheet whose decimal mark is a comma writes ';' between the columns (and quotes a
     cell of several files); it was one column 'joint;train;…', "missing column 'joint'"."""
-    comma = _write(tmp_path, "joint,train,validate,axis\na,x.csv;x.csv,x.csv,prismatic\n")
+    comma = _write(tmp_path, "joint,train,validate,axis\na,x.csv;y.csv,x.csv,prismatic\n")
+    (tmp_path / "y.csv").write_text("t,q,tau\n1,1,1\n")
     semi = tmp_path / "semi.csv"
-    semi.write_text('joint;train;validate;axis\r\na;"x.csv;x.csv";x.csv;prismatic\r\n')
+    semi.write_text('joint;train;validate;axis\r\na;"x.csv;y.csv";x.csv;prismatic\r\n')
     assert read_manifest(semi) == read_manifest(comma)
 
 

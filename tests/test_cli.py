@@ -636,6 +636,33 @@ def test_a_file_given_for_training_and_test_is_named(tmp_path, capsys):
     assert f"{train} is training data and --test data" in capsys.readouterr().err
 
 
+def _given_twice(tmp_path) -> list[tuple[list[str], str]]:
+    """identify's files with one given twice in a role, and how the error says so."""
+    train, valid = str(example_files("train")[-1]), example_files("validate")[0]
+    again = str(valid.parent / ".." / "example" / valid.name)  # another path to the same file
+    copies = [str(tmp_path / f"{name}.csv") for name in ("copy", "again")]
+    for path in copies:
+        with open(path, "wb") as f:
+            f.write(example_files("test")[0].read_bytes())
+    return [([train, train], f"{train} is listed twice among the training files"),
+            ([train, "--test", *copies], f"{copies[1]} holds the same bytes as {copies[0]} "
+                                         "among the --test files"),
+            ([train, "--validate", str(valid), again], f"{again} and {valid} are one file among "
+                                                       "the --validate files")]
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_a_file_given_twice_in_one_role_is_refused(tmp_path, capsys, case):
+    """The same training file twice was fitted as twice the data (intervals narrowed, a
+    spurious offset warning); a copy of a file, or another path to it, is the same data."""
+    argv, text = _given_twice(tmp_path)[case]
+    out = tmp_path / "out"
+    assert main(["identify", *argv, "--static-only", "--out", str(out)]) == 2
+    (err,) = capsys.readouterr().err.strip().splitlines()
+    assert err == f"sparsefric: error: {text}: its records would count twice; give each file once"
+    assert not out.exists()
+
+
 def test_predict_replaces_an_existing_out_file_only_with_force(tmp_path, capsys):
     pred = tmp_path / "pred.csv"
     pred.write_text("earlier\n")
