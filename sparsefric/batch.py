@@ -60,6 +60,7 @@ from sparsefric.data import (
     load_with,
     parser_message,
     repeated_file,
+    shared_file_findings,
     table_text,
 )
 from sparsefric.errors import OptionError, SparsefricError
@@ -525,6 +526,8 @@ def identify_joint(spec: JointSpec, out_dir: str) -> JointResult:
             record = inputs_record(spec)  # before reading: a file changed later gets redone
             train, validate, test = _records(spec)
             result, _ = fit_joint(train, validate, settings(spec.options))
+            result.findings[:0] = shared_file_findings(spec.train, {"validate": spec.validate,
+                                                                    "test": spec.test})
             box: dict[str, dict] = {}
 
             def work(stage: Path) -> None:

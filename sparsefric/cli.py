@@ -398,7 +398,6 @@ def _split_holdout(args: argparse.Namespace, train, validate, test):
 
 def _data_sets(args: argparse.Namespace):
     """The training, validation and test records of ``identify``."""
-    _warn_shared_files(args)
     train = _load(args.train, args, "training")
     validate = _load(args.validate, args, "--validate") if args.validate else None
     test = _load(args.test, args, "--test") if args.test else None
@@ -406,15 +405,12 @@ def _data_sets(args: argparse.Namespace):
     return train, validate or None, test or None
 
 
-def _warn_shared_files(args: argparse.Namespace) -> None:
-    """Warn where a file is given as training data and as validation or test data: its
-    scores then measure the fit, not a prediction."""
-    fitted = {Path(f).resolve() for f in args.train}
-    for option, files in (("--validate", args.validate), ("--test", args.test)):
-        for f in files or ():
-            if Path(f).resolve() in fitted:
-                _warn(args, f"{f} is training data and {option} data: its error there is that "
-                            "of the fit, not of a prediction")
+def _shared_files(args: argparse.Namespace) -> list:
+    """A warning (:class:`~sparsefric.data_checks.Finding`) for each file given as training
+    data and as validation or test data: its scores then measure the fit, not a prediction."""
+    from sparsefric.data import shared_file_findings
+
+    return shared_file_findings(args.train, {"--validate": args.validate, "--test": args.test})
 
 
 def _known_models(args: argparse.Namespace) -> dict:
@@ -455,7 +451,6 @@ def _comparisons(args: argparse.Namespace, train, validate) -> dict:
 
 def _run_identify(args: argparse.Namespace) -> int:
     from sparsefric.atomic import refuse_results, staged
-    from sparsefric.identify import fit_joint, settings
     from sparsefric.outputs import RESULT_NAMES, write_results
     from sparsefric.report import headline_lines, write_model_comparison
 
@@ -468,9 +463,7 @@ def _run_identify(args: argparse.Namespace) -> int:
     if args.method != "sparsefric":
         return _run_baseline(args, train, validate, test, known)
     cve_file = _cve_file(args)
-    models = ("A", "B") if args.model == "both" else (args.model,)
-    fitted = {m: fit_joint(train, validate, settings(_parameters(args, m)))[0]
-              for m in models}
+    fitted = _fitted(args, train, validate)
     compare = _comparisons(args, train, validate)
     summaries: dict[str, dict] = {}
 
@@ -485,7 +478,7 @@ def _run_identify(args: argparse.Namespace) -> int:
 
     staged(out, work, RESULT_NAMES)
     if args.json:
-        print(json.dumps(summaries if len(fitted) > 1 else summaries[models[0]]))
+        print(json.dumps(summaries if len(fitted) > 1 else summaries[args.model]))
     for name, result in fitted.items():
         label = f"[model {name}] " if len(fitted) > 1 else ""
         for text in result.warnings:
@@ -497,6 +490,19 @@ def _run_identify(args: argparse.Namespace) -> int:
         _say(args, "\n".join(label + line for line in headline_lines(summary)))
     warned = any(result.warnings for result in fitted.values())
     return EXIT_WARNINGS if args.strict and warned else 0
+
+
+def _fitted(args: argparse.Namespace, train, validate) -> dict:
+    """The identification of each model of ``--model`` (A, B or both), by name; each result
+    has the findings of its input files first, as they arose first."""
+    from sparsefric.identify import fit_joint, settings
+
+    models = ("A", "B") if args.model == "both" else (args.model,)
+    fitted = {m: fit_joint(train, validate, settings(_parameters(args, m)))[0]
+              for m in models}
+    for result in fitted.values():
+        result.findings[:0] = _shared_files(args)
+    return fitted
 
 
 def _check_angle_unit(args: argparse.Namespace, axis: str, source: str) -> None:
@@ -540,6 +546,7 @@ def _run_baseline(args: argparse.Namespace, train, validate, test, known: dict) 
     out = Path(args.out)
     t0 = time.perf_counter()
     train, notes = _checked_records(args, train)
+    notes[:0] = [f.message for f in _shared_files(args)]
     model = fit_baseline(args.method, train, args.axis, validate=validate or (),
                          presliding=presliding, cutoff_hz=args.cutoff_hz,
                          sigma0_starts=args.sigma0_starts)

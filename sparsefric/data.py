@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from sparsefric.atomic import atomic_path
+from sparsefric.data_checks import Finding
 from sparsefric.errors import DataError, OptionError
 from sparsefric.options import ANGLE_UNITS, check_choice, mention
 
@@ -627,6 +628,14 @@ def _twin(path: str, index: _FileIndex, add: bool = False) -> tuple[str, bool] |
     return None
 
 
+def _index(paths: Sequence[str | os.PathLike]) -> _FileIndex:
+    """The files ``paths``, by size."""
+    index: _FileIndex = {}
+    for path in map(str, paths):
+        _twin(path, index, add=True)
+    return index
+
+
 def repeated_file(paths: Sequence[str | os.PathLike]) -> str | None:
     """How the first file of ``paths`` that repeats an earlier one does, in words ("a.csv is
     listed twice", "b.csv holds the same bytes as a.csv"); None when they all differ.
@@ -643,6 +652,24 @@ def repeated_file(paths: Sequence[str | os.PathLike]) -> str | None:
                 return f"{path} holds the same bytes as {name}"
             return f"{path} is listed twice" if name == path else f"{path} and {name} are one file"
     return None
+
+
+def shared_file_findings(train: Sequence[str | os.PathLike],
+                         roles: Mapping[str, Sequence[str | os.PathLike]]) -> list[Finding]:
+    """A warning ``shared_file`` for every file of ``roles`` (a label, as ``--test``, → its
+    files) that is a training file too, or a copy of one: its error measures the fit, not a
+    prediction."""
+    index = _index(train)
+    found = []
+    for role, files in roles.items():
+        for path in map(str, files):
+            if twin := _twin(path, index):
+                name, same = twin
+                what = (f"{path} is training data and {role} data" if same else
+                        f"{path} ({role} data) holds the same bytes as the training file {name}")
+                found.append(Finding("warning", "shared_file", f"{what}: its error there is "
+                                     "that of the fit, not of a prediction"))
+    return found
 
 
 def save_trajectory(path: str | os.PathLike, traj: Trajectory, float_format: str = "%.9g") -> None:

@@ -236,6 +236,18 @@ def test_a_file_listed_twice_in_a_cell_is_refused(tmp_path):
             read_manifest(_write(tmp_path, text))
 
 
+def test_a_training_file_given_as_test_data_is_a_warning_of_the_joint(tmp_path):
+    """identify warned of it; a batch joint did not, and --strict passed."""
+    train = str(example_files("train")[-1])
+    spec = batch_module.JointSpec("j", (train,), test=(train,), options={
+        "static_only": True, "library": "coulomb-viscous", "differentiation": "butterworth",
+        "uncertainty": "none"})
+    result = batch_module.identify_joint(spec, str(tmp_path))
+    assert result.status == "ok"
+    assert f"{train} is training data and test data: its error there is that of the fit" \
+        in result.summary["warnings"][0]
+
+
 @pytest.mark.parametrize("cutoff", [0.001, 600.0])
 def test_a_manifest_cutoff_the_records_cannot_take_fails_the_joint_as_identify_refuses_it(
         cutoff, capsys, monkeypatch, tmp_path):

@@ -629,11 +629,41 @@ def test_a_baseline_model_the_tool_cannot_read_back_is_an_error_and_nothing_is_w
     assert "the idim-ls model" in err[-1] and "inertia" in err[-1] and "nothing written" in err[-1]
 
 
-def test_a_file_given_for_training_and_test_is_named(tmp_path, capsys):
+def test_a_file_given_for_training_and_test_is_named_and_strict_fails(tmp_path, capsys):
+    """The warning was printed, but --strict exited 0."""
     train = str(example_files("train")[-1])
-    assert main(["identify", train, "--method", "idim-ls", "--test", train, "--out",
-                 str(tmp_path / "out")]) == 0
+    args = ["identify", train, "--method", "idim-ls", "--test", train]
+    assert main([*args, "--out", str(tmp_path / "lax")]) == 0
     assert f"{train} is training data and --test data" in capsys.readouterr().err
+    assert main([*args, "--strict", "--out", str(tmp_path / "strict")]) == 3
+    assert (tmp_path / "strict" / "model.json").is_file()
+
+
+def test_the_shared_file_warning_is_a_finding_of_the_fit(tmp_path, capsys, monkeypatch):
+    """A training file given as --test data: the warning was printed only, missing from
+    report.html and the --json warnings, and --strict ignored it. The fit's own findings are
+    dropped here, so that the shared file alone decides --strict."""
+    import sparsefric.identify
+
+    fit = sparsefric.identify.fit_joint
+
+    def without_findings(*args, **kwargs):
+        result, unc = fit(*args, **kwargs)
+        result.findings.clear()
+        return result, unc
+
+    monkeypatch.setattr(sparsefric.identify, "fit_joint", without_findings)
+    train = str(_short_csv(tmp_path, EMPS))
+    args = ["identify", train, "--axis", "prismatic", "--library", "coulomb-viscous-offset",
+            "--static-only", "--uncertainty", "none", "--strict", "--json"]
+    assert main([*args, "--out", str(tmp_path / "alone")]) == 0
+    capsys.readouterr()
+    out = tmp_path / "shared"
+    assert main([*args, "--test", train, "--out", str(out)]) == 3
+    text = f"{train} is training data and --test data: its error there is that of the fit"
+    printed = capsys.readouterr()
+    assert any(text in w for w in json.loads(printed.out)["warnings"]) and text in printed.err
+    assert text in (out / "report.html").read_text()
 
 
 def _given_twice(tmp_path) -> list[tuple[list[str], str]]:
