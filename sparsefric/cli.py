@@ -672,12 +672,11 @@ def _model_differentiation(args: argparse.Namespace, model) -> None:
 
 def _unit_findings(prep, axis: str) -> list:
     """The data checks that read a unit mistake in records to predict: a time column in ms
-    (:func:`~sparsefric.data_checks.check_sampling`), degrees read as rad."""
-    from sparsefric.data_checks import check_degrees, check_sampling
+    (:func:`~sparsefric.data_checks.check_sampling`), degrees read as rad, mm read as m."""
+    from sparsefric.data_checks import check_degrees, check_millimetres, check_sampling
 
-    found = check_sampling(prep.dt)
-    return found + check_degrees(prep.signals.q, prep.signals.qd) if axis == "revolute" \
-        else found
+    position = check_degrees if axis == "revolute" else check_millimetres
+    return check_sampling(prep.dt) + position(prep.signals.q, prep.signals.qd)
 
 
 # ------------------------------------------------------------------------------ simulate

@@ -77,7 +77,8 @@ def diagnose(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
     bounds : list of (start, stop), optional
         Slice of each trajectory in the stacked arrays (default: one trajectory).
     axis : {"revolute", "prismatic"}
-        The degree check applies to a revolute axis only.
+        The unit check of the position: degrees for a revolute axis, millimetres for a
+        prismatic one.
 
     Returns
     -------
@@ -91,8 +92,7 @@ def diagnose(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
     found = [*check_torque(tau, force), *check_clipping(tau, force),
              *check_presliding(qd, bounds), *check_directions(qd),
              *check_speed_range(qd, f"{length}/s")]
-    if axis == "revolute":
-        found += check_degrees(q, qd)
+    found += check_degrees(q, qd) if axis == "revolute" else check_millimetres(q, qd)
     return sorted(found, key=lambda f: f.level != "error")
 
 
@@ -355,4 +355,27 @@ def check_degrees(q: np.ndarray, qd: np.ndarray) -> list[Finding]:
                         f"the position spans {span:.4g} rad ({span / (2 * np.pi):.1f} turns) "
                         f"within ±{peak:.4g} at speeds up to {speed:.3g} rad/s: it looks like "
                         f"degrees; use {mention('angle_unit', 'deg')}")]
+    return []
+
+
+#: Fastest linear axis of a machine or robot [m/s]: linear motors reach a few m/s, ball screws
+#: and belts less.
+MAX_LINEAR_SPEED = 10.0
+#: Longest travel of a linear axis [m]: gantries and robot tracks span a few metres, rarely ten.
+MAX_LINEAR_TRAVEL = 10.0
+
+
+def check_millimetres(q: np.ndarray, qd: np.ndarray) -> list[Finding]:
+    """Position [m] spanning more than :data:`MAX_LINEAR_TRAVEL` at speeds [m/s] beyond
+    :data:`MAX_LINEAR_SPEED`: no linear axis does both, a position in mm read as m does (a
+    0.25 m axis at 0.1 m/s reads as 250 m at 100 m/s)."""
+    span = float(np.ptp(q))
+    speed = float(np.percentile(np.abs(qd), 99))
+    if span > MAX_LINEAR_TRAVEL and speed > MAX_LINEAR_SPEED:
+        return [Finding("warning", "length_in_mm",
+                        f"the position spans {span:.4g} m at speeds up to {speed:.3g} m/s, "
+                        f"beyond any linear axis (about {MAX_LINEAR_TRAVEL:g} m of travel, "
+                        f"{MAX_LINEAR_SPEED:g} m/s): it looks like millimetres; divide the "
+                        "position column (and any velocity and acceleration columns) by 1000, "
+                        "as a prismatic axis is read in m")]
     return []

@@ -614,6 +614,21 @@ def test_predict_says_when_the_time_column_looks_like_ms(tmp_path, capsys):
     assert "is the time column in seconds?" in capsys.readouterr().err
 
 
+def test_a_prismatic_position_in_mm_is_named_by_identify_and_predict(tmp_path, capsys):
+    """EMPS with q in mm was identified as a different model, the only hint "the joint moves
+    at 19.6–125 m/s"."""
+    mm = tmp_path / "mm.csv"
+    df = pd.read_csv(_short_csv(tmp_path, EMPS))
+    df.assign(q=1000 * df.q).to_csv(mm, index=False)
+    text = "it looks like millimetres; divide the position column"
+    assert main(["predict", str(EMPS.parent / "reference.json"), str(mm)]) == 0
+    assert text in capsys.readouterr().err
+    assert main(["identify", str(mm), "--axis", "prismatic", "--library", "coulomb-viscous",
+                 "--static-only", "--uncertainty", "none", "--strict", "--out",
+                 str(tmp_path / "o")]) == 3
+    assert text in capsys.readouterr().err
+
+
 def test_a_baseline_model_the_tool_cannot_read_back_is_an_error_and_nothing_is_written(
         tmp_path, capsys):
     """IDIM-LS on data/example's 0.127 rad/s record cut in two gives a negative inertia; the

@@ -132,6 +132,17 @@ def test_angle_in_degrees_is_suspected():
     assert "angle_in_degrees" not in _codes(diagnose(q * rad, qd * rad, qdd * rad, tau))
 
 
+def test_a_prismatic_position_in_mm_is_suspected():
+    """A 0.5 m axis at up to 1.5 m/s is plausible; the same in mm (500 "m" at 1500 "m/s") is
+    not; a revolute joint is judged by the degree check instead."""
+    t = np.arange(6000) * DT
+    q, qd, qdd, tau = _from_velocity(1.5 * np.cos(np.pi * t) * np.where(t < 3, 0.1, 1))
+    assert "length_in_mm" not in _codes(diagnose(q, qd, qdd, tau, axis="prismatic"))
+    found = diagnose(1e3 * q, 1e3 * qd, 1e3 * qdd, tau, axis="prismatic")
+    assert "length_in_mm" in _codes(found)
+    assert "length_in_mm" not in _codes(diagnose(1e3 * q, 1e3 * qd, 1e3 * qdd, tau))
+
+
 def test_messages_are_single_lines_and_errors_come_first():
     q, qd, qdd, _ = _from_velocity(1.0 + 0.9 * np.sin(np.arange(3000) * DT))
     found = diagnose(q, qd, qdd, np.zeros_like(q))
