@@ -156,10 +156,11 @@ def _add_data_options(p: argparse.ArgumentParser, differentiation: str | None = 
     g.add_argument("--torque", default="tau", metavar="NAME",
                    help="torque column [N·m, or N for a prismatic axis] (default: tau)")
     g.add_argument("--velocity", default=None, metavar="NAME",
-                   help="measured velocity column (optional; used by --differentiation given)")
+                   help="measured velocity column [position unit/s] (optional; used by "
+                        "--differentiation given, checked against the position)")
     g.add_argument("--acceleration", default=None, metavar="NAME",
-                   help="measured acceleration column (optional; used by --differentiation "
-                        "given)")
+                   help="measured acceleration column [position unit/s²] (optional; used by "
+                        "--differentiation given, checked against the position)")
     g.add_argument("--trajectory-column", default="trajectory", metavar="NAME",
                    help="column that splits a file into trajectories; a name given must be in "
                         "every file (default: trajectory, where a file has it)")
@@ -638,11 +639,13 @@ def _run_predict(args: argparse.Namespace) -> int:
     _check_angle_unit(args, model.axis, f"{args.model} is a {model.axis} model")
     trajs = _load(args.data, args, "trajectory")
     prep = _preprocessor(args, denoise_torque=False).prepare(trajs)
+    for finding in _unit_findings(prep, model.axis, args.differentiation == "given"):
+        if finding.level == "error":
+            raise SparsefricError(finding.message)
+        _warn(args, finding.message)
     if args.outside == "warn" and (text := model.outside_message(prep.signals.q,
                                                                  prep.signals.qd)):
         _warn(args, text)
-    for finding in _unit_findings(prep, model.axis):
-        _warn(args, finding.message)
     tau_hat = np.concatenate(prep.torque(model, outside=args.outside))
     if args.out:
         pieces = prep.pieces or trajs  # records cut at jumps
@@ -670,13 +673,21 @@ def _model_differentiation(args: argparse.Namespace, model) -> None:
         args.regularization, args.cutoff_hz = used.get("regularization"), used.get("cutoff_hz")
 
 
-def _unit_findings(prep, axis: str) -> list:
+def _unit_findings(prep, axis: str, given: bool) -> list:
     """The data checks that read a unit mistake in records to predict: a time column in ms
-    (:func:`~sparsefric.data_checks.check_sampling`), degrees read as rad, mm read as m."""
-    from sparsefric.data_checks import check_degrees, check_millimetres, check_sampling
+    (:func:`~sparsefric.data_checks.check_sampling`), degrees read as rad, mm read as m, and
+    velocity or acceleration columns that are not the position's derivatives (an error where
+    ``given``: the prediction takes them as they are)."""
+    from sparsefric.data_checks import (
+        check_degrees,
+        check_given_derivatives,
+        check_millimetres,
+        check_sampling,
+    )
 
     position = check_degrees if axis == "revolute" else check_millimetres
-    return check_sampling(prep.dt) + position(prep.signals.q, prep.signals.qd)
+    return (check_sampling(prep.dt) + position(prep.signals.q, prep.signals.qd)
+            + check_given_derivatives(prep.pieces, axis, used=given))
 
 
 # ------------------------------------------------------------------------------ simulate

@@ -96,6 +96,8 @@ class Trajectory:
         identification.
     notes : tuple of str
         What loading changed in the data (an angle unwrapped), for the user to check.
+    columns : Columns or None
+        The columns it was read from, for messages (None: not read from a table).
     """
 
     t: np.ndarray
@@ -106,6 +108,7 @@ class Trajectory:
     name: str = "trajectory"
     truth: dict[str, np.ndarray] = field(default_factory=dict, compare=False)
     notes: tuple[str, ...] = field(default=(), compare=False)
+    columns: Columns | None = field(default=None, compare=False)
 
     @property
     def dt(self) -> float:
@@ -564,7 +567,8 @@ def _trajectory(part: pd.DataFrame, name: str, path: Path, columns: Columns,
     notes = (f"{name}: column '{columns.position}' wraps around at ±π ({wraps} jumps of a full "
              "turn between samples): unwrapped into a continuous angle",) if wraps else ()
     traj = Trajectory(t=t, q=q, tau=column(columns.torque), qd=optional(columns.velocity),
-                      qdd=optional(columns.acceleration), name=name, truth=truth, notes=notes)
+                      qdd=optional(columns.acceleration), name=name, truth=truth, notes=notes,
+                      columns=columns)
     _check_motion(traj, columns)
     return _resample(traj) if need_resample else traj
 

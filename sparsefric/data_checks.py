@@ -99,8 +99,8 @@ def diagnose(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
 def diagnose_prepared(prep: Prepared, *, axis: str = "revolute",
                       whole: Prepared | None = None) -> list[Finding]:
     """:func:`diagnose` on a :class:`~sparsefric.preprocessing.Prepared` training set,
-    :func:`check_motion` of its records, :func:`check_denoising` of its torque and
-    :func:`check_sampling` of its periods.
+    :func:`check_motion` and :func:`check_given_derivatives` of its records,
+    :func:`check_denoising` of its torque and :func:`check_sampling` of its periods.
 
     ``whole``: the records as given, where ``prep`` holds the training parts cut from them
     (blocks held out for validation); their motion is judged whole, and named as given.
@@ -113,6 +113,8 @@ def diagnose_prepared(prep: Prepared, *, axis: str = "revolute",
     found += check_denoising(prep.tau_raw, prep.tau, "N" if axis == "prismatic" else "N·m",
                              _user_cutoff(prep.params))
     found += check_sampling(prep.dt)
+    found += check_given_derivatives(given.pieces, axis,
+                                     used=any(p.get("method") == "given" for p in prep.params))
     return sorted(found, key=lambda f: f.level != "error")
 
 
@@ -379,3 +381,113 @@ def check_millimetres(q: np.ndarray, qd: np.ndarray) -> list[Finding]:
                         "position column (and any velocity and acceleration columns) by 1000, "
                         "as a prismatic axis is read in m")]
     return []
+
+
+# ---------------------------------------------------------------------------- given derivatives
+#: Accepted ratio of a given velocity or acceleration column to the derivative of the position.
+#: A column in the position's unit is within a few % of it (a filter's lag, the encoder's
+#: quantisation, noise); a unit, a sign or a gear ratio apart it is far outside (rpm: 9.55,
+#: deg/s: 57.3, mm/s: 1000, a motor-side speed: the ratio of the gear, ≥ 3 in most joints).
+#: Symmetric in log (1/1.25 = 0.8); a 25 % error in the derivative moves the inertia and the
+#: viscous friction as much, well beyond their intervals.
+DERIVATIVE_RATIO = (0.8, 1.25)
+#: Window [s] over which a given column is integrated and set against the position's change:
+#: long enough that the column's noise averages out, short enough that the transients a sampled
+#: acceleration misses between samples (stick-slip, reversals) weigh little. The truth columns
+#: of data/example against its measured positions come within 3 % of 1 (at 50 ms within 9 %),
+#: but for the acceleration at 0.03 rad/s, which the encoder's counts leave undecided.
+DERIVATIVE_WINDOW_S = 0.02
+#: Smallest correlation of a given column's integrals with the position's changes over the
+#: windows for a ratio: a unit or a sign keeps it at ±1; noise, or a record without the
+#: motion to compare (no acceleration in a block at one speed), lowers it.
+MIN_DERIVATIVE_CORRELATION = 0.9
+#: Ratios of a given column to the derivative that a unit explains, by axis and derivative
+#: order: (ratio, what to say). Matched within 10 %.
+UNIT_RATIOS: dict[tuple[str, int], tuple[tuple[float, str], ...]] = {
+    ("revolute", 1): ((30 / np.pi, "rpm? 60/2π = 9.55"), (180 / np.pi, "deg/s? 180/π = 57.3"),
+                      (0.5 / np.pi, "rev/s? 1/2π = 0.159"),
+                      (np.pi / 180, "rad/s against a position in degrees? π/180 = 0.0175")),
+    ("revolute", 2): ((180 / np.pi, "deg/s²? 180/π = 57.3"), (30 / np.pi, "rpm/s? 60/2π = 9.55"),
+                      (np.pi / 180, "rad/s² against a position in degrees? π/180 = 0.0175")),
+    ("prismatic", 1): ((1e3, "mm/s? 1000"), (60.0, "m/min? 60"), (6e4, "mm/min? 60000"),
+                       (1e-3, "m/s against a position in mm? 1/1000")),
+    ("prismatic", 2): ((1e3, "mm/s²? 1000"), (1e-3, "m/s² against a position in mm? 1/1000")),
+}
+
+
+def derivative_ratio(t: np.ndarray, q: np.ndarray, given: np.ndarray, order: int) -> float:
+    """The least-squares ratio of ``given`` to the ``order``-th derivative (1 or 2) of the
+    position ``q`` [rad or m] sampled at ``t`` [s]: 1 for a column in the position's unit, NaN
+    where the record cannot tell (its changes are within the noise: a block at one speed has
+    no acceleration to compare).
+
+    ``given`` is integrated ``order`` times (trapezoids) and its ``order``-th difference over
+    windows of :data:`DERIVATIVE_WINDOW_S` set against that of ``q``: q(t+w) − q(t) is the
+    integral of q̇ over the window, q(t+w) − 2q(t) + q(t−w) that of q̈ weighted by a hat, so
+    no derivative of the noisy position is taken. The position's differences are regressed on
+    the given column's (the encoder's counts do not bias the ratio); their correlation must
+    reach :data:`MIN_DERIVATIVE_CORRELATION` for a ratio. A column of zeros has ratio 0.
+    """
+    n = len(t)
+    step = max(1, min(round(DERIVATIVE_WINDOW_S * (n - 1) / (t[-1] - t[0])), (n - 1) // 4))
+    integral = np.asarray(given, dtype=float)
+    change = np.asarray(q, dtype=float)
+    for _ in range(order):
+        integral = np.r_[0.0, np.cumsum(0.5 * (integral[1:] + integral[:-1]) * np.diff(t))]
+    for _ in range(order):
+        integral, change = (x[step:] - x[:-step] for x in (integral, change))
+    if not integral.any():
+        return 0.0
+    cross, size = float(change @ integral), float(integral @ integral)
+    if abs(cross) <= MIN_DERIVATIVE_CORRELATION * np.sqrt(size * float(change @ change)):
+        return float("nan")
+    return size / cross
+
+
+def check_given_derivatives(records: Sequence[Trajectory], axis: str = "revolute",
+                            used: bool = False) -> list[Finding]:
+    """Given velocity and acceleration columns that are not the derivatives of the position:
+    their :func:`derivative_ratio` outside :data:`DERIVATIVE_RATIO` (a unit, a sign, a gear).
+
+    ``records`` [rad or m, by ``axis``]; ``used``: the columns are the fit's derivatives
+    (``differentiation="given"``), and a column off is an error, for the model would be off by
+    its ratio; otherwise a warning.
+    """
+    found = []
+    for order, label in ((1, "velocity"), (2, "acceleration")):
+        ratios = [(r, derivative_ratio(r.t, r.q, x, order)) for r in records
+                  if (x := (r.qd, r.qdd)[order - 1]) is not None]
+        off = [(r, ratio) for r, ratio in ratios
+               if not (np.isnan(ratio) or DERIVATIVE_RATIO[0] <= ratio <= DERIVATIVE_RATIO[1])]
+        if off:
+            found.append(_derivative_finding(off, order, label, axis, used))
+    return found
+
+
+def _derivative_finding(off: Sequence[tuple[Trajectory, float]], order: int, label: str,
+                        axis: str, used: bool) -> Finding:
+    """The finding of the records ``off`` (with the ratio of each) whose given derivative of
+    ``order`` (``label``) is not that of the position."""
+    record, ratio = off[0]
+    columns = record.columns
+    column = getattr(columns, label) if columns is not None else None
+    name = f"column '{column}'" if column else f"the given {label}"
+    position = f"position column '{columns.position}'" if columns is not None else "position"
+    others = f" (and {len(off) - 1} other record{'s' * (len(off) > 2)})" if len(off) > 1 else ""
+    derivative = "dq/dt" if order == 1 else "d²q/dt²"
+    tail = (f"{mention('differentiation', 'given')} would fit the model to it: correct the "
+            f"column or differentiate the position ({mention('differentiation', 'tv')})"
+            if used else "the derivatives are taken from the position instead")
+    return Finding("error" if used else "warning", f"given_{label}_mismatch",
+                   f"{record.name}{others}: {name} is {ratio:.3g} × {derivative} of the "
+                   f"{position}: {_ratio_hint(ratio, axis, order)}; {tail}")
+
+
+def _ratio_hint(ratio: float, axis: str, order: int) -> str:
+    """What a ratio of a given column to the derivative of ``order`` suggests, and what to do."""
+    if ratio < 0 and DERIVATIVE_RATIO[0] <= -ratio <= DERIVATIVE_RATIO[1]:
+        return "the opposite sign: negate the column"
+    for value, what in UNIT_RATIOS[(axis, order)] if ratio > 0 else ():
+        if abs(np.log(ratio / value)) < np.log(1.1):
+            return f"{what} (give it in the position's unit per s{'²' * (order - 1)})"
+    return "check the column's unit, sign and gear ratio"

@@ -629,6 +629,30 @@ def test_a_prismatic_position_in_mm_is_named_by_identify_and_predict(tmp_path, c
     assert text in capsys.readouterr().err
 
 
+def test_a_velocity_column_in_rpm_is_named_by_identify_and_predict(tmp_path, capsys):
+    """qd and qdd in rpm (and rpm/s) were fitted with --differentiation given, the inertia 9.5×
+    low, exit 0 and no warning: now an error that names the column; a warning (that --strict
+    and --json see) where the derivatives come from the position."""
+    df = pd.read_csv(_short_csv(tmp_path, example_files("train")[-1]))
+    rpm = tmp_path / "rpm.csv"
+    df.assign(qd=30 / np.pi * df.qd_true, qdd=30 / np.pi * df.qdd_true).drop(
+        columns=["qd_true", "qdd_true"]).to_csv(rpm, index=False)
+    text = f"{rpm}: column 'qd' is 9.55 × dq/dt of the position column 'q': rpm? 60/2π = 9.55"
+    args = [str(rpm), "--velocity", "qd", "--acceleration", "qdd", "--differentiation"]
+    out = tmp_path / "given"
+    assert main(["identify", *args, "given", "--static-only", "--out", str(out)]) == 2
+    (err,) = capsys.readouterr().err.strip().splitlines()
+    assert err.startswith(f"sparsefric: error: {text}") and not out.exists()
+    assert "--differentiation given would fit the model to it" in err
+    assert main(["predict", str(EXAMPLE / "truth.json"), *args, "given"]) == 2
+    assert capsys.readouterr().err.startswith(f"sparsefric: error: {text}")
+    assert main(["identify", *args, "butterworth", "--static-only", "--library",
+                 "coulomb-viscous", "--uncertainty", "none", "--strict", "--json", "--out",
+                 str(tmp_path / "o")]) == 3
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert any(w.startswith(text) and "taken from the position instead" in w for w in warnings)
+
+
 def test_a_baseline_model_the_tool_cannot_read_back_is_an_error_and_nothing_is_written(
         tmp_path, capsys):
     """IDIM-LS on data/example's 0.127 rad/s record cut in two gives a negative inertia; the

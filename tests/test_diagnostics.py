@@ -12,7 +12,9 @@ from sparsefric.data import Trajectory
 from sparsefric.data_checks import (
     MIN_TRAVEL_STEPS,
     Finding,
+    check_given_derivatives,
     check_motion,
+    derivative_ratio,
     diagnose,
     diagnose_prepared,
     errors,
@@ -141,6 +143,60 @@ def test_a_prismatic_position_in_mm_is_suspected():
     found = diagnose(1e3 * q, 1e3 * qd, 1e3 * qdd, tau, axis="prismatic")
     assert "length_in_mm" in _codes(found)
     assert "length_in_mm" not in _codes(diagnose(1e3 * q, 1e3 * qd, 1e3 * qdd, tau))
+
+
+def _given(scale_qd: float = 1.0, scale_qdd: float = 1.0) -> Trajectory:
+    """data/example's 2.13 rad/s training record with its truth columns as the measured
+    velocity and acceleration, multiplied by the given factors."""
+    from sparsefric.data import Columns, load_trajectories
+
+    from .conftest import example_files
+
+    (traj,) = load_trajectories(example_files("train")[-1])
+    return traj.with_(qd=scale_qd * traj.truth["qd_true"], qdd=scale_qdd * traj.truth["qdd_true"],
+                      columns=Columns(velocity="qd", acceleration="qdd"))
+
+
+def test_given_derivatives_in_the_position_unit_pass_noisy_lagged_or_coarse():
+    """A measured velocity or acceleration with noise or a lag of 5 samples is the derivative
+    still (within a few %); beside a 12-bit encoder's position the acceleration cannot be told
+    (NaN: no finding), the velocity can."""
+    traj = _given()
+    rng = np.random.default_rng(0)
+    noisy = traj.with_(qd=traj.qd + 0.2 * np.std(traj.qd) * rng.standard_normal(len(traj)),
+                       qdd=traj.qdd + np.std(traj.qdd) * rng.standard_normal(len(traj)))
+    lagged = traj.with_(qd=np.r_[traj.qd[:5], traj.qd[:-5]], qdd=np.r_[traj.qdd[:5],
+                                                                        traj.qdd[:-5]])
+    count = 2 * np.pi / 4096
+    coarse = traj.with_(q=np.round(traj.q / count) * count)
+    assert check_given_derivatives([traj, noisy, lagged, coarse], used=True) == []
+    for record in (traj, noisy, lagged, coarse):
+        assert derivative_ratio(record.t, record.q, record.qd, 1) == pytest.approx(1, abs=0.01)
+    for record in (traj, noisy, lagged):
+        assert derivative_ratio(record.t, record.q, record.qdd, 2) == pytest.approx(1, abs=0.1)
+    assert np.isnan(derivative_ratio(coarse.t, coarse.q, coarse.qdd, 2))
+
+
+@pytest.mark.parametrize("scales, code, text", [
+    ((30 / np.pi, 30 / np.pi), "given_velocity_mismatch",
+     "column 'qd' is 9.55 × dq/dt of the position column 'q': rpm? 60/2π = 9.55"),
+    ((-1.0, -1.0), "given_velocity_mismatch",
+     "column 'qd' is -1 × dq/dt of the position column 'q': the opposite sign: negate the column"),
+    ((1.0, 180 / np.pi), "given_acceleration_mismatch",
+     "column 'qdd' is 57.6 × d²q/dt² of the position column 'q': deg/s²? 180/π = 57.3"),
+    ((3.0, 1.0), "given_velocity_mismatch", "column 'qd' is 3 × dq/dt of the position column "
+     "'q': check the column's unit, sign and gear ratio"),
+])
+def test_given_derivatives_in_another_unit_or_sign_are_named(scales, code, text):
+    """A velocity in rpm was fitted as rad/s (the inertia 9.5× low) without a word; negated, it
+    was blamed on the torque's sign. An error where the fit uses them, a warning otherwise."""
+    traj = _given(*scales)
+    found = check_given_derivatives([traj, traj.with_(name="again")], used=True)
+    assert found[0].code == code and found[0].level == "error"
+    assert found[0].message.startswith(f"{traj.name} (and 1 other record): {text}")
+    assert "`differentiation='given'` would fit the model to it" in found[0].message
+    (unused, *_) = check_given_derivatives([traj])
+    assert unused.level == "warning" and "taken from the position instead" in unused.message
 
 
 def test_messages_are_single_lines_and_errors_come_first():
