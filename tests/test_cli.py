@@ -680,8 +680,8 @@ def test_a_file_given_for_training_and_test_is_named_and_strict_fails(tmp_path, 
 
 def test_the_shared_file_warning_is_a_finding_of_the_fit(tmp_path, capsys, monkeypatch):
     """A training file given as --test data: the warning was printed only, missing from
-    report.html and the --json warnings, and --strict ignored it. The fit's own findings are
-    dropped here, so that the shared file alone decides --strict."""
+    report.html, summary.md and the --json warnings, and --strict ignored it. The fit's own
+    findings are dropped here, so that the shared file alone decides --strict."""
     import sparsefric.identify
 
     fit = sparsefric.identify.fit_joint
@@ -702,7 +702,7 @@ def test_the_shared_file_warning_is_a_finding_of_the_fit(tmp_path, capsys, monke
     text = f"{train} is training data and --test data: its error there is that of the fit"
     printed = capsys.readouterr()
     assert any(text in w for w in json.loads(printed.out)["warnings"]) and text in printed.err
-    assert text in (out / "report.html").read_text()
+    assert text in (out / "report.html").read_text() and text in (out / "summary.md").read_text()
 
 
 def _given_twice(tmp_path) -> list[tuple[list[str], str]]:
