@@ -235,6 +235,9 @@ ENCODINGS = ("utf-8-sig", "cp1252")
 COMMENT = "#"
 #: A comma between digits: a decimal comma in a table separated by ``;`` or tabs.
 _DECIMAL_COMMA = re.compile(r"\d,\d")
+#: A line break followed by a line that is empty or starts with a space or a tab (one regular
+#: expression scans a 1M-row file in ~40 ms; three substring tests took ~0.2 s).
+_LINE_START_BLANK = re.compile(r"\n[\n \t]")
 #: A blank or comment line, with the line break before it.
 _SKIPPED = re.compile(rf"\n[ \t]*(?:{re.escape(COMMENT)}[^\n]*)?(?=\n)")
 
@@ -257,8 +260,12 @@ def table_text(path: Path) -> tuple[str, np.ndarray]:
     text = _decoded(path)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if text and not text.endswith("\n"):
+        text += "\n"
+    if not _may_skip(text):  # most files: no search line by line (a 1M-row file: ~0.5 s)
+        return text, np.arange(1, text.count("\n") + 1)
     # Every line between two line breaks, for _SKIPPED:
-    framed = "\n" + text + ("" if text.endswith("\n") or not text else "\n")
+    framed = "\n" + text
     skipped, line, pos = [], 0, 0
     for match in _SKIPPED.finditer(framed):
         line += framed.count("\n", pos, match.start() + 1)
@@ -266,6 +273,13 @@ def table_text(path: Path) -> tuple[str, np.ndarray]:
         skipped.append(line - 1)
     kept = _SKIPPED.sub("", framed) if skipped else framed
     return kept[1:], np.delete(np.arange(1, framed.count("\n")), skipped)
+
+
+def _may_skip(text: str) -> bool:
+    """Whether ``text`` (its lines ended by line breaks) may hold a blank or comment line: a
+    :data:`COMMENT` anywhere, or a line that is empty or starts with a space or a tab."""
+    return (COMMENT in text or text.startswith(("\n", " ", "\t"))
+            or _LINE_START_BLANK.search(text) is not None)
 
 
 def _decoded(path: Path) -> str:
