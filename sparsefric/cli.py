@@ -501,8 +501,9 @@ def _fitted(args: argparse.Namespace, train, validate) -> dict:
     models = ("A", "B") if args.model == "both" else (args.model,)
     fitted = {m: fit_joint(train, validate, settings(_parameters(args, m)))[0]
               for m in models}
+    shared = _shared_files(args)
     for result in fitted.values():
-        result.findings[:0] = _shared_files(args)
+        result.findings[:0] = shared
     return fitted
 
 
