@@ -63,7 +63,7 @@ from sparsefric.data import (
     shared_file_findings,
     table_text,
 )
-from sparsefric.errors import OptionError, SparsefricError
+from sparsefric.errors import SparsefricError
 from sparsefric.fleet import UNRECORDED, summary_table, write_summary
 from sparsefric.identify import fit_joint, settings
 from sparsefric.model import JointModel
@@ -78,7 +78,7 @@ from sparsefric.options import (
     TORQUE_TIMINGS,
     UNCERTAINTY,
     angle_unit_conflict,
-    cutoff_conflict,
+    check_cutoff,
     parse_bool,
     parse_positive,
     parse_positive_list,
@@ -492,13 +492,11 @@ def _one_line(exc: BaseException) -> str:
 def _records(spec: JointSpec) -> tuple[list, list | None, list | None]:
     """The joint's training, validation and test records (None where none are given), checked
     against the options that depend on them, by the rule of ``identify``: the cutoff
-    (:func:`~sparsefric.options.cutoff_conflict`)."""
+    (:func:`~sparsefric.options.check_cutoff`)."""
     train = load_with(spec.train, spec.load)
     validate = load_with(spec.validate, spec.load) if spec.validate else None
     test = load_with(spec.test, spec.load) if spec.test else None
-    if why := cutoff_conflict(spec.options.get("cutoff_hz"),
-                              [*train, *(validate or ()), *(test or ())]):
-        raise OptionError("cutoff_hz", why)
+    check_cutoff(spec.options.get("cutoff_hz"), [*train, *(validate or ()), *(test or ())])
     return train, validate, test
 
 

@@ -39,7 +39,7 @@ from sparsefric.options import (
     UNCERTAINTY,
     angle_unit_conflict,
     as_flags,
-    cutoff_conflict,
+    check_cutoff,
     flag,
     parse_positive,
     parse_positive_list,
@@ -206,15 +206,14 @@ def _load(paths: Sequence[str], args: argparse.Namespace, role: str):
 def _check_records(args: argparse.Namespace, trajs) -> None:
     """Before any work: ``--differentiation given`` needs the measured velocity and
     acceleration columns, and ``--cutoff-hz`` must suit every record
-    (:func:`~sparsefric.options.cutoff_conflict`)."""
+    (:func:`~sparsefric.options.check_cutoff`)."""
     from sparsefric.options import mention
 
     if args.differentiation == "given" and any(t.qd is None or t.qdd is None for t in trajs):
         raise OptionError("differentiation", "given needs the measured velocity and "
                           f"acceleration in every record ({mention('velocity', 'NAME')} and "
                           f"{mention('acceleration', 'NAME')})")
-    if why := cutoff_conflict(args.cutoff_hz, trajs):
-        raise OptionError("cutoff_hz", why)
+    check_cutoff(args.cutoff_hz, trajs)
 
 
 def _preprocessor(args: argparse.Namespace, denoise_torque: bool = True):

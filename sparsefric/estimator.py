@@ -23,11 +23,10 @@ from sklearn.utils import Tags
 from sklearn.utils.validation import check_is_fitted
 
 from sparsefric.display import results_html, unfitted_html
-from sparsefric.errors import OptionError
 from sparsefric.frames import TrajectoryInput, as_trajectories, optional_trajectories
 from sparsefric.identify import DEFAULTS, Settings, fit_joint, settings
 from sparsefric.model import JointModel
-from sparsefric.options import cutoff_conflict
+from sparsefric.options import check_cutoff
 from sparsefric.simulate import free_run
 from sparsefric.validity import ValidityRange
 
@@ -255,8 +254,7 @@ class SparseFric(RegressorMixin, BaseEstimator):
         s = self.settings()  # a bad option is named before the data are read
         train = as_trajectories(X, y)
         val = optional_trajectories(validate, "validate")
-        if why := cutoff_conflict(s.preprocessor.cutoff_hz, [*train, *(val or ())]):
-            raise OptionError("cutoff_hz", why)
+        check_cutoff(s.preprocessor.cutoff_hz, [*train, *(val or ())])
         self.result_, self.uncertainty_ = fit_joint(train, val, s)
         return self
 

@@ -85,24 +85,34 @@ def angle_unit_conflict(angle_unit: str, axis: str) -> str | None:
 MIN_CUTOFF_CYCLES = 2.0
 
 
-def cutoff_conflict(cutoff_hz: float | None, records: Iterable[Trajectory]) -> str | None:
-    """Why the Butterworth cutoff ``cutoff_hz`` [Hz] cannot differentiate ``records`` (None if
-    it can, or if no cutoff is given), naming the record that bounds it: the cutoff must lie
-    below the Nyquist frequency 1/(2 dt) of the most coarsely sampled record and at or above
-    :data:`MIN_CUTOFF_CYCLES`/T of the shortest, T its duration [s]."""
+def nyquist_conflict(cutoff_hz: float, dt: float) -> str | None:
+    """Why the cutoff ``cutoff_hz`` [Hz] cannot filter samples ``dt`` [s] apart (None if it
+    can): it is not below their Nyquist frequency 1/(2 dt)."""
+    nyquist = 0.5 / dt
+    if cutoff_hz < nyquist:
+        return None
+    return f"{cutoff_hz:g} is not below the Nyquist frequency {nyquist:g} Hz"
+
+
+def check_cutoff(cutoff_hz: float | None, records: Iterable[Trajectory]) -> None:
+    """Refuse the Butterworth cutoff ``cutoff_hz`` [Hz] (:class:`OptionError`) where it cannot
+    differentiate ``records``, naming the record that bounds it; no cutoff given, or no record,
+    passes. The cutoff must lie below the Nyquist frequency 1/(2 dt) of the most coarsely
+    sampled record (:func:`nyquist_conflict`) and at or above :data:`MIN_CUTOFF_CYCLES`/T of
+    the shortest, T its duration [s]."""
     records = list(records)
     if cutoff_hz is None or not records:
-        return None
-    nyquist, coarsest = min((0.5 / r.dt, r.name) for r in records)
+        return
+    coarsest = min(records, key=lambda r: (0.5 / r.dt, r.name))
     duration, shortest = min((float(r.t[-1] - r.t[0]), r.name) for r in records)
     lowest = MIN_CUTOFF_CYCLES / duration
-    if cutoff_hz >= nyquist:
-        return f"{cutoff_hz:g} is not below the Nyquist frequency {nyquist:g} Hz of {coarsest}"
+    if why := nyquist_conflict(cutoff_hz, coarsest.dt):
+        raise OptionError("cutoff_hz", f"{why} of {coarsest.name}")
     if cutoff_hz < lowest:
-        return (f"{cutoff_hz:g} is below {lowest:.3g} Hz, {MIN_CUTOFF_CYCLES:g}/T of {shortest} "
-                f"(T = {duration:.4g} s): the filter would take away its moves, not only their "
-                "noise")
-    return None
+        raise OptionError("cutoff_hz", (
+            f"{cutoff_hz:g} is below {lowest:.3g} Hz, {MIN_CUTOFF_CYCLES:g}/T of {shortest} "
+            f"(T = {duration:.4g} s): the filter would take away its moves, not only their "
+            "noise"))
 
 
 def check_choice(parameter: str, value: object, choices: tuple[str, ...]) -> str:

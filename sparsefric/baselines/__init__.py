@@ -39,7 +39,7 @@ from sparsefric.baselines.two_step import (
 from sparsefric.data import Trajectory
 from sparsefric.errors import OptionError
 from sparsefric.model import JointModel
-from sparsefric.options import METHODS, check_choice, cutoff_conflict, mention
+from sparsefric.options import METHODS, check_choice, check_cutoff, mention
 from sparsefric.steps.iterations import default_sigma0_starts
 from sparsefric.validation import cve_from_trajectories
 
@@ -103,10 +103,9 @@ def fit_baseline(method: str, train: Sequence[Trajectory], axis: str = "revolute
 
 def _cutoff(given: float | None, default: float, trajectories: Sequence[Trajectory]) -> float:
     """The Butterworth cutoff [Hz]: ``given``, which must suit every record
-    (:func:`~sparsefric.options.cutoff_conflict`), else ``default`` capped at 0.4 of the
+    (:func:`~sparsefric.options.check_cutoff`), else ``default`` capped at 0.4 of the
     slowest record's sampling rate."""
-    if why := cutoff_conflict(given, trajectories):
-        raise OptionError("cutoff_hz", why)
+    check_cutoff(given, trajectories)
     if given is None:
         return min(default, 0.8 * min(0.5 / tr.dt for tr in trajectories))
     return given

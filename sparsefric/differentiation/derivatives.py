@@ -21,7 +21,7 @@ from sparsefric.differentiation.trend_filter import (
     trend_filter,
 )
 from sparsefric.errors import SparsefricError
-from sparsefric.options import DIFFERENTIATION
+from sparsefric.options import DIFFERENTIATION, nyquist_conflict
 from sparsefric.threads import in_parallel
 
 __all__ = [
@@ -520,10 +520,9 @@ def _butterworth(q: np.ndarray, tau: np.ndarray, h: float, cutoff_hz: float | No
 
     fs = 1.0 / h
     fc = min(DEFAULT_CUTOFF_HZ, 0.4 * fs / 2.0) if cutoff_hz is None else float(cutoff_hz)
-    if not 0.0 < fc < fs / 2.0:
-        raise DifferentiationError(
-            f"cutoff_hz must be in (0, {fs / 2.0:g}) Hz (the Nyquist frequency), got {fc:g}"
-        )
+    why = nyquist_conflict(fc, h) if fc > 0 else f"{fc:g} is not positive"
+    if why:
+        raise DifferentiationError(f"cutoff_hz {why}")
     sos = butter(4, fc, btype="low", fs=fs, output="sos")
     padlen = min(3 * 9, q.size - 1)  # scipy's default, shortened for short records
     qf = sosfiltfilt(sos, q, padlen=padlen)
