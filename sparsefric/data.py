@@ -167,50 +167,19 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
-    text, lines = table_text(path)
-    if not text:
+    table = read_text_table(path)
+    if not table.data:
         raise DataError(f"{path}: the file is empty (no line other than blank lines and "
                         f"'{COMMENT}' comments)")
-    dialect = _csv_dialect(text)
-    data = text.encode()
     try:
-        names = _header_names(data, dialect)
-        df = _read_rows(path, data, dialect, lines)
+        names = table.names()
+        df = table.rows()
     except pd.errors.ParserError as exc:
-        raise DataError(f"{path}: cannot be read as a table ({parser_message(exc, lines)})"
+        raise DataError(f"{path}: cannot be read as a table ({parser_message(exc, table.lines)})"
                         ) from None
-    _check_names_not_numbers(path, names, lines[0])
+    _check_names_not_numbers(path, names, table.lines[0])
     check_unique_header(path, names)
-    # A quoted name that spans lines makes the header longer than one line: rows count from the end.
-    df.index = lines[len(lines) - len(df):]
-    # skipinitialspace drops the spaces before a name, not those after it (` t , q , tau `)
-    df.columns = [str(c).strip() for c in df.columns]
     return df
-
-
-def _read_rows(path: Path, data: bytes, dialect: Mapping[str, str], lines: np.ndarray
-               ) -> pd.DataFrame:
-    """The rows of a CSV (in UTF-8) under its header, each value in the column it is named by.
-
-    Rows of more fields than the header names were read with the first fields as row labels,
-    every column shifted: separators that end every row are dropped; other surplus fields are
-    an error.
-    """
-    def read(**labels: Any) -> pd.DataFrame:
-        return pd.read_csv(io.BytesIO(data), encoding="utf-8", skipinitialspace=True, **labels,
-                           **dialect)
-
-    df = read()
-    if isinstance(df.index, pd.RangeIndex):
-        return df
-    surplus = df.index.nlevels
-    if not df.iloc[:, -surplus:].isna().all(axis=None):
-        named = len(df.columns)
-        raise DataError(f"{path}: line {lines[-len(df)]}: {named + surplus} fields, but the "
-                        f"header names {named} columns; name every column in the header")
-    with warnings.catch_warnings():  # the fields dropped are empty
-        warnings.simplefilter("ignore", pd.errors.ParserWarning)
-        return read(index_col=False)
 
 
 def parser_message(exc: Exception, lines: np.ndarray) -> str:
@@ -234,7 +203,7 @@ ENCODINGS = ("utf-8-sig", "cp1252")
 #: preamble, a note between the rows) and is skipped.
 COMMENT = "#"
 #: A comma between digits: a decimal comma in a table separated by ``;`` or tabs.
-_DECIMAL_COMMA = re.compile(r"\d,\d")
+DECIMAL_COMMA = re.compile(r"(?<=\d),(?=\d)")
 #: A line break followed by a line that is empty or starts with a space or a tab (one regular
 #: expression scans a 1M-row file in ~40 ms; three substring tests took ~0.2 s).
 _LINE_START_BLANK = re.compile(r"\n[\n \t]")
@@ -298,31 +267,107 @@ def _decoded(path: Path) -> str:
                     "save it as CSV")
 
 
-def _csv_dialect(text: str) -> dict[str, str]:
-    """Separator (and decimal mark) of a CSV ``text`` (its lines each ended by a line break)
-    whose header has no comma: ``;`` or a tab.
+class ExtraFieldsError(DataError):
+    """A row of a text table with more fields than its header names (other than empty ones
+    that end it); ``line`` is its line in the file."""
 
-    Spreadsheets in many locales export ``t;q;tau`` with decimal commas (``0,5``); loggers often
-    write tab-separated text. Read with commas, such a file is one column named "t;q;tau". A
-    comma between digits anywhere below such a header is a decimal comma (a first row of whole
-    numbers, as ``0;0;0``, has none).
+    def __init__(self, message: str, line: int):
+        super().__init__(message)
+        self.line = line
+
+    def __reduce__(self):  # picklable across worker processes
+        return (type(self), (str(self), self.line))
+
+
+@dataclass(frozen=True)
+class TextTable:
+    """A delimited text file as :func:`read_text_table` finds it, before its cells are read.
+
+    Attributes
+    ----------
+    path : Path
+        The file, for messages.
+    data : bytes
+        Its lines in UTF-8 without the blank and comment ones (:func:`table_text`); empty if
+        the file has no other line.
+    lines : ndarray of int
+        The line of each in the file (the first is the header's).
+    sep : str
+        The column separator: ``","``, or ``";"`` or a tab where the header has no comma.
+    decimal_comma : bool
+        Whether numbers are written with a decimal comma (``0,5``): a comma between digits
+        below a header separated by ``";"`` or tabs.
     """
+
+    path: Path
+    data: bytes
+    lines: np.ndarray
+    sep: str = ","
+    decimal_comma: bool = False
+
+    def _read(self, **options: Any) -> pd.DataFrame:
+        return pd.read_csv(io.BytesIO(self.data), encoding="utf-8", skipinitialspace=True,
+                           sep=self.sep, decimal="," if self.decimal_comma else ".", **options)
+
+    def names(self) -> list[str]:
+        """The column names in the header, as written."""
+        return [str(h).strip() for h in self._read(header=None, nrows=1, dtype=str,
+                                                   keep_default_na=False).iloc[0]]
+
+    def rows(self, text: bool = False) -> pd.DataFrame:
+        """The rows under the header, each cell in the column it is named by, indexed by the
+        line of each row in the file, the column names stripped of spaces; ``text``: every
+        cell as the text it holds (``""`` where empty), no number read.
+
+        Rows of more fields than the header names were read with the first fields as row
+        labels, every column shifted: separators that end every row are dropped; other
+        surplus fields are an error.
+
+        Raises
+        ------
+        ExtraFieldsError
+            A row has more fields than the header names.
+        pandas.errors.ParserError
+            The rows do not parse; :func:`parser_message` names the line in the file.
+        """
+        cells: dict[str, Any] = {"dtype": str, "keep_default_na": False} if text else {}
+        df = self._read(**cells)
+        if not isinstance(df.index, pd.RangeIndex):
+            surplus = df.index.nlevels
+            extra = df.iloc[:, -surplus:]
+            if not (extra.isna() | extra.eq("")).all(axis=None):
+                named, line = len(df.columns), int(self.lines[-len(df)])
+                raise ExtraFieldsError(f"{self.path}: line {line}: {named + surplus} fields, "
+                                       f"but the header names {named} columns; name every "
+                                       "column in the header", line)
+            with warnings.catch_warnings():  # the fields dropped are empty
+                warnings.simplefilter("ignore", pd.errors.ParserWarning)
+                df = self._read(index_col=False, **cells)
+        # A quoted name that spans lines makes the header longer than one line: rows count
+        # from the end.
+        df.index = self.lines[len(self.lines) - len(df):]
+        # skipinitialspace drops the spaces before a name, not those after it (` t , q , tau `)
+        df.columns = [str(c).strip() for c in df.columns]
+        return df
+
+
+def read_text_table(path: Path) -> TextTable:
+    """The lines of a delimited text file (CSV, or ``;``- or tab-separated) and how they are
+    delimited, the one reading of data files and batch manifests.
+
+    The text is :func:`table_text`'s (decompressed, decoded, without blank and comment lines).
+    Spreadsheets in many locales export ``t;q;tau`` with decimal commas (``0,5``); loggers
+    often write tab-separated text. Read with commas, such a file is one column named
+    "t;q;tau". So a header without a comma is separated by ``;`` or else a tab where it has
+    one, and a comma between digits anywhere below such a header is a decimal comma (a first
+    row of whole numbers, as ``0;0;0``, has none).
+    """
+    text, lines = table_text(path)
     end = text.find("\n")
     header = text[:end]
-    if "," in header:
-        return {}
-    for sep in (";", "\t"):
-        if sep in header:
-            decimal = {"decimal": ","} if _DECIMAL_COMMA.search(text, end) else {}
-            return {"sep": sep, **decimal}
-    return {}
-
-
-def _header_names(data: bytes, dialect: Mapping[str, str]) -> list[str]:
-    """The column names in the header of a CSV (in UTF-8), as written."""
-    return [str(h).strip() for h in pd.read_csv(
-        io.BytesIO(data), encoding="utf-8", header=None, nrows=1, skipinitialspace=True, dtype=str,
-        keep_default_na=False, **dialect).iloc[0]]
+    sep = "," if "," in header else next((s for s in (";", "\t") if s in header), ",")
+    decimal_comma = sep != "," and DECIMAL_COMMA.search(text, end) is not None
+    return TextTable(path, text.encode(), lines, sep, decimal_comma)
 
 
 def check_unique_header(path: Path, names: Sequence[str]) -> None:
