@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import math
 import multiprocessing
@@ -55,13 +54,15 @@ from tqdm import tqdm  # console bars: tqdm.auto warns in Jupyter without ipywid
 
 from sparsefric.atomic import remove_stale_stages, staged, write_text
 from sparsefric.data import (
+    DECIMAL_COMMA,
     LOAD_DEFAULTS,
     TIME_UNITS,
+    ExtraFieldsError,
     load_with,
     parser_message,
+    read_text_table,
     repeated_file,
     shared_file_findings,
-    table_text,
 )
 from sparsefric.errors import SparsefricError
 from sparsefric.fleet import UNRECORDED, summary_table, write_summary
@@ -142,10 +143,9 @@ OPTIONS: dict[str, Callable[[str], Any]] = {
     "trajectory_column": _name,
 }
 
-#: Option columns of numbers (read with decimal commas in a ';'-separated manifest).
+#: Option columns of numbers (read with decimal commas in a ';'- or tab-separated manifest).
 _NUMBER_OPTIONS = [col for col, parse in OPTIONS.items()
                    if parse in (parse_positive, parse_positive_list)]
-_DECIMAL_COMMA = re.compile(r"(?<=\d),(?=\d)")
 
 
 @dataclass(frozen=True)
@@ -238,51 +238,44 @@ def _manifest_cells(manifest: Path) -> tuple[pd.DataFrame, str]:
     """The manifest's cells, indexed by the line of each row, and its header's place for
     messages ("MANIFEST: row N (header)").
 
-    It is read as a data file is (:func:`~sparsefric.data.table_text`): in UTF-8 or
-    Windows-1252, without blank lines and lines starting with ``#`` (a row commented out).
+    It is read as a data file is (:func:`~sparsefric.data.read_text_table`): in UTF-8 or
+    Windows-1252, without blank lines and lines starting with ``#`` (a row commented out),
+    separated by ``,``, or by ``;`` or tabs where the header has no ``,``.
     """
     try:
-        text, lines = table_text(manifest)
+        table = read_text_table(manifest)
     except OSError as exc:
         raise SparsefricError(f"{manifest}: cannot be read ({_one_line(exc)})") from None
-    if not text:
+    if not table.data:
         raise SparsefricError(f"{manifest}: the manifest is empty")
-    sep = _separator(text[:text.find("\n")])
+    hint = _quote_hint(table.sep)
     try:
-        df = pd.read_csv(io.BytesIO(text.encode()), encoding="utf-8", sep=sep, dtype=str,
-                         keep_default_na=False, skipinitialspace=True)
+        df = table.rows(text=True)
+    except ExtraFieldsError as exc:
+        raise SparsefricError(f"{manifest}: row {exc.line}: more cells than the header has "
+                              f"columns{hint}") from None
     except ValueError as exc:  # pandas' ParserError among them
         raise SparsefricError(f"{manifest}: cannot be read as CSV "
-                              f"({parser_message(exc, lines)}){_quote_hint(sep)}") from None
-    if not isinstance(df.index, pd.RangeIndex):  # pandas took the surplus cells for row labels
-        raise SparsefricError(f"{manifest}: row {lines[-len(df)]}: more cells than the header "
-                              f"has columns{_quote_hint(sep)}")
-    df.index = lines[len(lines) - len(df):]
-    df.columns = [str(c).strip() for c in df.columns]
-    return _decimal_points(df) if sep == ";" else df, f"{manifest}: row {lines[0]} (header)"
+                              f"({parser_message(exc, table.lines)}){hint}") from None
+    return (_decimal_points(df) if table.decimal_comma else df,
+            f"{manifest}: row {table.lines[0]} (header)")
 
 
 def _decimal_points(df: pd.DataFrame) -> pd.DataFrame:
-    """The number options of a ';'-separated manifest with their decimal commas made points:
-    the spreadsheet that separates by ';' writes 0.5 as "0,5". A cell with a point already keeps
+    """The number options of a manifest with decimal commas (separated by ';' or tabs:
+    :attr:`~sparsefric.data.TextTable.decimal_comma`) with those made points: the spreadsheet
+    that separates by ';' writes 0.5 as "0,5". A cell with a point already keeps
     its commas, which then separate numbers ("0.01,0.1")."""
     for col in df.columns.intersection(_NUMBER_OPTIONS):
         cells = df[col]
         df[col] = cells.where(cells.str.contains(".", regex=False),
-                              cells.str.replace(_DECIMAL_COMMA, ".", regex=True))
+                              cells.str.replace(DECIMAL_COMMA, ".", regex=True))
     return df
 
 
 def _quote_hint(sep: str) -> str:
     """How to write several files in one cell of a ';'-separated manifest ("" for ',')."""
     return ' (quote a cell of several files: "a.csv;b.csv")' if sep == ";" else ""
-
-
-def _separator(header: str) -> str:
-    """The column separator of a manifest: ',' or, when its ``header`` line has a ';' and no
-    ',', ';' (a spreadsheet whose decimal mark is a comma writes these). No column name holds
-    either, and in a ','-separated manifest a ';' separates the files within one cell."""
-    return ";" if ";" in header and "," not in header else ","
 
 
 def _files(cell: str, base: Path, where: str, required: bool) -> tuple[str, ...]:

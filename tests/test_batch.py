@@ -311,6 +311,16 @@ def test_numbers_of_a_semicolon_manifest_have_decimal_commas(tmp_path):
     expected.options.pop("thresholds")
     assert spec == expected and spec.options["tanh_k"] == 0.5
 
+
+def test_a_manifest_is_delimited_as_a_data_file_is(tmp_path):
+    """The manifest has the data files' reader: tabs separate its columns, with decimal
+    commas, and separators that end its rows are dropped (both were refused)."""
+    comma = _write(tmp_path, "joint,train,tanh_k\na,x.csv,0.5\n")
+    for name, text in (("tab.csv", "joint\ttrain\ttanh_k\na\tx.csv\t0,5\n"),
+                       ("ends.csv", "joint;train;tanh_k\na;x.csv;0,5;;\n")):
+        (tmp_path / name).write_text(text)
+        assert read_manifest(tmp_path / name) == read_manifest(comma)
+
 def test_robust_z_flags_the_odd_one():
     z = robust_z(np.array([10.0, 10.5, 9.8, 10.2, 30.0, np.nan]))
     assert abs(z[4]) > 3.5 and np.all(np.abs(z[:4]) < 1.5) and np.isnan(z[5])
