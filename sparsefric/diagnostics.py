@@ -1,10 +1,14 @@
-"""Checks of a fitted model: a negative inertia, a torque offset, collinear columns.
+"""Checks of a fitted model: a negative inertia, a torque offset, collinear columns, a torque
+that is early or late against the motion.
 
 Each check returns :class:`~sparsefric.data_checks.Finding` objects, like the checks of the
 data before the fit (:mod:`sparsefric.data_checks`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +20,9 @@ from sparsefric.optimizers.sr3 import GramCache, SR3Newton, SR3Result
 from sparsefric.options import mention
 from sparsefric.selection import collinear_pairs, thin
 from sparsefric.signals import Signals
+
+if TYPE_CHECKING:
+    from sparsefric.preprocessing import Prepared
 
 
 # ---------------------------------------------------------------------------- fitted model
@@ -84,7 +91,9 @@ def check_offset(with_offset: FeatureLibrary, support: np.ndarray, theta: float,
                     f"the torque seems to carry a constant offset: refitted with an offset "
                     f"column, step 1 puts {offset:.3g} N·m ({100 * share:.0f} % of the torque "
                     f"RMS, {t:.3g} standard errors) into it; rerun with {mention('offset')}, or "
-                    "the offset leaks into the inertia, gravity and friction")]
+                    "the offset leaks into the inertia, gravity and friction; friction that is "
+                    "higher in one direction than in the other adds the same constant while the "
+                    "joint slides, and sliding moves cannot tell the two apart")]
 
 
 def check_collinearity(library: FeatureLibrary, best: SR3Result, x: Signals,
@@ -103,3 +112,95 @@ def check_collinearity(library: FeatureLibrary, best: SR3Result, x: Signals,
                     f"columns {a} and {b} are nearly collinear on these data (cosine {c:.5f}): "
                     "their coefficients are not separately identifiable")
             for a, b, c in pairs], pairs
+
+
+# ---------------------------------------------------------------------------- torque timing
+#: Longest delay [s] between the torque and the motion that :func:`check_torque_timing` tries,
+#: or :data:`DELAY_SCAN_SAMPLES` sample periods where that is longer.
+DELAY_SCAN_S = 0.01
+DELAY_SCAN_SAMPLES = 8
+#: Share by which the squared torque error must fall at the best delay before it is reported:
+#: one sample either way raises it by 5–8 % on the simulated benchmark joints, which have none.
+DELAY_GAIN = 0.05
+
+
+def delay_errors(tau: np.ndarray, tau_hat: np.ndarray, bounds: Sequence[tuple[int, int]],
+                 dt: Sequence[float], lags: np.ndarray) -> np.ndarray:
+    r"""Σ_records ‖τ(t − L) − τ̂(t)‖² [N·m²] for every delay L [s] of ``lags``.
+
+    ``tau`` is the measured torque and ``tau_hat`` the model's, of records ``bounds`` sampled
+    every ``dt`` [s]; τ(t − L) is interpolated between samples. Each record contributes the
+    samples that every delay keeps inside it. L > 0: the measured torque is early (it shows at t
+    what the motion answers at t + L).
+    """
+    out = np.zeros(len(lags))
+    for (a, b), h in zip(bounds, dt, strict=True):
+        shifts = np.asarray(lags, dtype=float) / float(h)  # in samples
+        edge = int(np.ceil(np.max(np.abs(shifts), initial=0.0)))
+        if b - a <= 2 * edge + 1:
+            continue
+        index = np.arange(b - a, dtype=float)
+        inner = slice(edge, b - a - edge)
+        for i, s in enumerate(shifts):
+            r = np.interp(index[inner] - s, index, tau[a:b]) - tau_hat[a:b][inner]
+            out[i] += float(r @ r)
+    return out
+
+
+def best_delay(lags: np.ndarray, errors: np.ndarray) -> float:
+    """The delay [s] of the least error: the vertex of the parabola through the lowest point
+    of ``errors`` over the evenly spaced ``lags`` and its neighbours (the grid point at an end)."""
+    i = int(np.argmin(errors))
+    if i in (0, len(lags) - 1):
+        return float(lags[i])
+    e0, e1, e2 = errors[i - 1:i + 2]
+    curvature = e0 - 2 * e1 + e2
+    step = 0.5 * (e0 - e2) / curvature if curvature > 0 else 0.0
+    return float(lags[i] + step * (lags[1] - lags[0]))
+
+
+def check_torque_timing(model: JointModel, prepared: Sequence[Prepared]) -> list[Finding]:
+    """The measured torque fits the model's prediction clearly better shifted in time.
+
+    A logged current command or set-point, a filter on the torque channel, or position and
+    torque sampled at different phases of a fieldbus cycle put the torque ahead of (or behind)
+    the motion it drives. The LuGre fit reads the lead as bristle damping: near every reversal
+    σ0 z changes as fast as σ0 ż, so σ̂1 ≈ σ1 + L σ0 (a joint with σ1 = 60 and σ0 = 1.5e4 came
+    out at σ̂1 = 116 with a 3 ms lead and 149 with 5 ms, no other parameter more than 2.5 % off,
+    and the test torque error at 4.4 and 5.1 % against 3.3 %, ``DESIGN.md`` §97).
+    The model's torque along the records of ``prepared`` is compared with the measured torque
+    shifted by up to :data:`DELAY_SCAN_S`; a best delay of at least one sample period that
+    lowers the squared error by :data:`DELAY_GAIN` or more is reported.
+    """
+    if model.kind != "lugre" or not prepared:
+        return []
+    h = min(float(dt) for p in prepared for dt in p.dt)
+    reach = max(DELAY_SCAN_S, DELAY_SCAN_SAMPLES * h)
+    lags = h * np.arange(-np.ceil(reach / h), np.ceil(reach / h) + 1)
+    errors = np.zeros(len(lags))
+    for p in prepared:
+        x = p.signals
+        tau_hat = np.concatenate([model.torque(x.q[a:b], x.qd[a:b], x.qdd[a:b], dt,
+                                               outside="ignore")
+                                  for (a, b), dt in zip(p.bounds, p.dt, strict=True)])
+        errors += delay_errors(p.tau_raw, tau_hat, p.bounds, p.dt, lags)
+    zero = int(np.argmin(np.abs(lags)))
+    lag = best_delay(lags, errors)
+    gain = 1.0 - float(errors.min()) / float(errors[zero]) if errors[zero] > 0 else 0.0
+    if abs(lag) < 0.75 * h or gain < DELAY_GAIN:
+        return []
+    early = lag > 0
+    causes = ("a logged current command or set-point, which the drive applies later, or channels "
+              "sampled at different times" if early else
+              "a filter or a delay on the torque channel, or channels sampled at different times")
+    at_end = " (the end of the scan: it may be more)" if errors.argmin() in (0, len(lags) - 1) \
+        else ""
+    return [Finding("warning", "torque_delay",
+                    f"the measured torque is {1e3 * abs(lag):.2g} ms ({abs(lag) / h:.2g} "
+                    f"samples) {'early' if early else 'late'} against the motion{at_end}: "
+                    f"shifted by that, the model fits it with a {100 * gain:.0f} % smaller "
+                    f"squared error; {causes} do this, and the fit reads it as bristle damping: "
+                    f"σ1 = {model.sigma1:.4g} {units(model.axis)['damp']} may be "
+                    f"{'too high' if early else 'too low'} by about L·σ0 = "
+                    f"{abs(lag) * model.sigma0:.3g}; align the torque with the position before "
+                    "identifying")]

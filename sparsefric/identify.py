@@ -34,7 +34,12 @@ from sparsefric.data_checks import (
     errors,
     forces_static,
 )
-from sparsefric.diagnostics import check_collinearity, check_inertia, check_offset
+from sparsefric.diagnostics import (
+    check_collinearity,
+    check_inertia,
+    check_offset,
+    check_torque_timing,
+)
 from sparsefric.errors import OptionError, SparsefricError
 from sparsefric.feature_library import DEFAULT_DELTAS, FeatureLibrary, static_library
 from sparsefric.model import JointModel, units
@@ -451,6 +456,7 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
         found += checks.identifiability(*fitted)
         found += checks.resolution(model, checks.median_position_noise(prepared[0]))
         found += checks.damping_resolution(model, max(h for p in prepared for h in p.dt))
+        found += check_torque_timing(model, prepared)
         if not any(f.code == "inertia_at_zero" for f in result.findings):  # said so
             found += checks.inertia_agreement(result.static_model, model)
     result.findings += found

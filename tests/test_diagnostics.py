@@ -3,6 +3,7 @@ fitted model's own checks."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -21,6 +22,7 @@ from sparsefric.data_checks import (
     forces_static,
     position_travel,
 )
+from sparsefric.diagnostics import best_delay, check_torque_timing, delay_errors
 
 DT = 1e-3
 
@@ -346,3 +348,48 @@ def test_a_period_of_microseconds_is_questioned():
     (f,) = check_sampling([1e-6, 1e-6])
     assert f.code == "fast_sampling" and "1e-06 s" in f.message and "1000× too large" in f.message
     assert check_sampling([2.5e-4, 5e-5]) == []
+
+
+# ---------------------------------------------------------------------------- torque timing
+def test_delay_scan_finds_a_shift_between_samples():
+    h = 1e-3
+    t = np.arange(4000) * h
+    tau_hat = np.sin(2 * np.pi * 3 * t) + 0.4 * np.sign(np.sin(2 * np.pi * 1.3 * t))
+    lead = 2.6 * h  # the measured torque shows at t what the motion answers at t + lead
+    tau = np.interp(t + lead, t, tau_hat) + 0.01 * np.random.default_rng(1).standard_normal(t.size)
+    lags = h * np.arange(-8, 9)
+    errors = delay_errors(tau, tau_hat, [(0, 2000), (2000, 4000)], [h, h], lags)
+    assert abs(best_delay(lags, errors) - lead) < 0.2 * h
+    assert errors.argmin() == 11  # 3 samples: the grid point next to 2.6
+
+
+@pytest.fixture(scope="module")
+def example_prepared(example):
+    from sparsefric.preprocessing import Preprocessor
+
+    return Preprocessor().prepare(example["train"])
+
+
+def _shifted(prep, samples: int):
+    """``prep`` with the measured torque of each record ``samples`` early (> 0) or late."""
+    tau = prep.tau_raw.copy()
+    for a, b in prep.bounds:
+        tau[a:b] = np.roll(tau[a:b], -samples)
+    return replace(prep, tau_raw=tau)
+
+
+@pytest.mark.parametrize("samples", [0, 3, -3])
+def test_a_torque_early_or_late_against_the_motion_is_named(truth, example_prepared, samples):
+    """data/example's truth against its own records: silent; with the torque 3 ms early (a
+    logged current command), σ1 would absorb L·σ0 = 45 of the truth's 60 N·m·s/rad: named,
+    with the delay to ±0.5 ms; 3 ms late, named as late."""
+    found = check_torque_timing(truth, [_shifted(example_prepared, samples)])
+    if samples == 0:
+        assert found == []
+        return
+    (f,) = found
+    assert f.code == "torque_delay"
+    side = "early" if samples > 0 else "late"
+    ms = float(f.message.split("torque is ")[1].split(" ms")[0])
+    assert f" ms ({ms:.2g} samples) {side}" in f.message and abs(ms - 3.0) < 0.5
+    assert ("too high" if samples > 0 else "too low") in f.message
