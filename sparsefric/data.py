@@ -453,9 +453,9 @@ def _shorten(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _check_time(t: np.ndarray, where: str, lines: np.ndarray, resample: bool) -> bool:
-    """Validate the time axis (``lines``: the line of each sample in the file); return True if it
-    needs resampling onto a uniform grid."""
+def _check_clock(t: np.ndarray, where: str, lines: np.ndarray) -> None:
+    """Enough samples, strictly increasing times [s] and a median period in
+    :data:`PERIOD_RANGE` (``lines``: the line of each sample in the file)."""
     if t.size < MIN_SAMPLES:
         raise DataError(f"{where}: only {t.size} samples, at least {MIN_SAMPLES} are needed")
     dt = np.diff(t)
@@ -468,6 +468,12 @@ def _check_time(t: np.ndarray, where: str, lines: np.ndarray, resample: bool) ->
     if not lo <= median <= hi:
         raise DataError(f"{where}: sampling period {median:.6g} s is outside {lo:g}–{hi:g} s; "
                         "is the time column in seconds?")
+
+
+def _check_time(t: np.ndarray, where: str, lines: np.ndarray, resample: bool) -> bool:
+    """Whether the time axis [s] (checked by :func:`_check_clock`) needs resampling onto a
+    uniform grid: an irregular one is refused unless ``resample``."""
+    dt = np.diff(t)
     mean = float((t[-1] - t[0]) / (t.size - 1))
     with np.errstate(over="ignore"):
         off = np.abs(dt - mean) / mean
@@ -479,6 +485,71 @@ def _check_time(t: np.ndarray, where: str, lines: np.ndarray, resample: bool) ->
                         f"({_percent(worst)} off, tolerance {100 * SAMPLING_TOLERANCE:g} %); "
                         "use --resample (resample=True) to interpolate onto a uniform grid")
     return worst > 1e-6 and resample
+
+
+#: Largest distance [share of the period] of a timestamp from its slot t₀ + k h on a regular
+#: clock, for :func:`clock_slots` to read it as jitter.
+JITTER_SLOT = 0.4
+#: How much rougher the finite-difference speed must be on the timestamps than on the slots
+#: (:func:`clock_slots`): the ratio of the sums of its squared steps.
+JITTER_EVIDENCE = 2.0
+
+
+def clock_slots(t: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, float, float] | None:
+    """``(k, t0, h)``: samples taken on a regular clock t₀ + k h [s] whose timestamps ``t`` [s]
+    only jitter about it, where the positions ``q`` show that; None otherwise.
+
+    A logger that stamps regular samples with a PC's clock, or with the time it wrote them,
+    scatters the stamps by a fraction of the period while the positions advance with the
+    sample count. Taken at their stamps, the samples then look irregular, and interpolating
+    them onto a uniform grid (``resample``) puts every position v·jitter off: on a joint
+    logged at 1 kHz with ±0.3 ms jitter and 0.5 % dropped samples the inertia came out at
+    −100 % and the break-away +94 % (``DESIGN.md`` §98). The two readings differ in the
+    speed Δq/Δt: on the slots it is as smooth as the motion, on the stamps it jitters with
+    them (and the other way round for samples truly taken at their stamps). Every stamp must
+    lie within :data:`JITTER_SLOT` of a period of its own slot (a dropped sample leaves its slot
+    empty), and the speed on the stamps be :data:`JITTER_EVIDENCE` times rougher.
+    """
+    dt = np.diff(t)
+    h, t0 = float(np.median(dt)), float(t[0])
+    # The period from ever longer spans, each twice the last: the median's error, 1e-3 of h
+    # under ±30 % jitter, would put the slots of a 15,000-sample record 15 periods off, and a
+    # fit on n samples predicts the next n to a small share of a period.
+    span = 64
+    while True:
+        k = np.round((t - t0) / h)
+        if span >= 2 * t.size:
+            break
+        h, t0 = (float(c) for c in np.polyfit(k[:span], t[:span], 1))
+        span *= 2
+    if not h > 0 or np.any(np.diff(k) < 1) or \
+            np.max(np.abs(t - (t0 + k * h))) > JITTER_SLOT * h:
+        return None
+    dq = np.diff(q)
+    on_stamps = float(np.sum(np.diff(dq / dt) ** 2))
+    on_slots = float(np.sum(np.diff(dq / (np.diff(k) * h)) ** 2))
+    if not JITTER_EVIDENCE * on_slots < on_stamps:
+        return None
+    return k.astype(np.int64), t0, h
+
+
+def _on_clock(t: np.ndarray, q: np.ndarray, name: str) -> tuple[np.ndarray, tuple[str, ...]]:
+    """The times [s] of the samples: on the regular clock their jittering stamps hide
+    (:func:`clock_slots`), with a note, where the stamps are irregular; else ``t`` itself."""
+    mean = float((t[-1] - t[0]) / (t.size - 1))
+    if np.max(np.abs(np.diff(t) - mean)) <= SAMPLING_TOLERANCE * mean:
+        return t, ()
+    slots = clock_slots(t, q)
+    if slots is None:
+        return t, ()
+    k, t0, h = slots
+    jitter = float(np.max(np.abs(t - (t0 + k * h)))) / h
+    gaps = np.diff(k) - 1
+    dropped = int(gaps[gaps < RESAMPLE_GAP].sum())
+    filled = f"; {dropped} missing samples filled in by interpolation" if dropped else ""
+    return t0 + k * h, (f"{name}: the timestamps jitter about a regular clock of {h:.4g} s (up "
+                        f"to {_percent(jitter)} of a period) while the positions advance with "
+                        f"the sample count: the samples are placed on that clock{filled}",)
 
 
 def _percent(ratio: float) -> str:
@@ -619,12 +690,15 @@ def _trajectory(part: pd.DataFrame, name: str, path: Path, columns: Columns,
         return None if col is None else column(col, scale)
 
     t = _numeric_column(part, columns.time, path) * seconds
-    need_resample = _check_time(t, name, lines, resample)
+    _check_clock(t, name, lines)
     truth = {str(c): _coerce(part, c, path) for c in part.columns
              if str(c).endswith("_true")}
     q, wraps = unwrap_angle(column(columns.position, scale))
     notes = (f"{name}: column '{columns.position}' wraps around at ±π ({wraps} jumps of a full "
              "turn between samples): unwrapped into a continuous angle",) if wraps else ()
+    t, clock = _on_clock(t, q, name)
+    need_resample = _check_time(t, name, lines, resample or bool(clock))
+    notes += clock
     traj = Trajectory(t=t, q=q, tau=column(columns.torque), qd=optional(columns.velocity),
                       qdd=optional(columns.acceleration), name=name, truth=truth, notes=notes,
                       columns=columns)

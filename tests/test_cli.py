@@ -507,14 +507,24 @@ def test_out_in_a_read_only_folder_is_refused_before_any_work(tmp_path, capsys):
     assert f"--out {locked / 'out'}: cannot create files in {locked} (permission denied)" in err
 
 
-def test_jittery_time_stamps_are_one_line_naming_the_file_and_resample(tmp_path, capsys,
+def test_jittery_time_stamps_of_regular_samples_are_placed_on_their_clock(tmp_path, capsys,
                                                                          monkeypatch):
+    """EMPS's regular samples with ±20 µs on their stamps were refused as irregular; the
+    positions show the samples regular, so the fit runs on the clock and says so. Samples
+    taken at irregular times are still one line naming the file and --resample."""
     monkeypatch.chdir(tmp_path)
     df = pd.read_csv(EMPS).iloc[:3000]
-    df["t"] += np.random.default_rng(0).uniform(-20e-6, 20e-6, len(df))
+    slots = df["t"].to_numpy()
+    df["t"] = slots + np.random.default_rng(0).uniform(-20e-6, 20e-6, len(df))
     df.loc[0, "t"] = 0.0
     df.to_csv("jitter.csv", index=False)
-    assert _exit_status(["identify", "jitter.csv", *STATIC_EMPS]) == 2
+    assert _exit_status(["identify", "jitter.csv", *STATIC_EMPS]) == 0
+    err = capsys.readouterr().err
+    assert "jitter.csv: the timestamps jitter about a regular clock of 0.001 s (up to 2" in err
+    assert "the positions advance with the sample count" in err
+    df["q"] = np.interp(df["t"], slots, df["q"])  # taken at the stamps, not on the clock
+    df.to_csv("jitter.csv", index=False)
+    assert _exit_status(["identify", "jitter.csv", *STATIC_EMPS, "--force"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("sparsefric: error: jitter.csv: irregular sampling: the interval ")
     assert err.endswith("tolerance 1 %); use --resample (resample=True) to interpolate onto a "

@@ -286,6 +286,38 @@ def test_time_stamps_within_the_tolerance_are_differentiated(tmp_path):
     differentiate(traj.t, traj.q, traj.tau, method="butterworth")
 
 
+def _clock_jitter(tmp_path, drop: tuple[int, ...] = ()):
+    """A 1 kHz record taken on a regular clock and stamped with up to ±0.3 ms of jitter (a PC's
+    clock), the samples ``drop`` missing; also the positions on the clock."""
+    slots = np.arange(3000) * 1e-3
+    q = np.sin(2 * np.pi * 0.5 * slots)
+    t = slots + np.random.default_rng(1).uniform(-3e-4, 3e-4, slots.size)
+    keep = np.ones(slots.size, dtype=bool)
+    keep[list(drop)] = False
+    path = tmp_path / "clock.csv"
+    pd.DataFrame({"t": t[keep], "q": q[keep], "tau": np.cos(q[keep])}).to_csv(path, index=False)
+    return path, q
+
+
+def test_regular_samples_with_jittering_stamps_are_placed_on_their_clock(tmp_path):
+    """Taken at such stamps and interpolated onto a grid (--resample), every position moved by
+    v·jitter, and a joint's inertia came out −100 %; the positions show the samples regular, so
+    they are placed on the clock, the dropped ones filled in, and a note says so. Samples truly
+    taken at jittering stamps (``_jittered``) are still refused."""
+    path, q = _clock_jitter(tmp_path, drop=(700, 1500, 1501))
+    (traj,) = load_trajectories(path)
+    assert len(traj) == 3000
+    assert np.ptp(np.diff(traj.t)) < 1e-12 and traj.dt == pytest.approx(1e-3, rel=1e-4)
+    keep = np.setdiff1d(np.arange(3000), [700, 1500, 1501])
+    np.testing.assert_allclose(traj.q[keep], q[keep], atol=1e-12)
+    assert np.max(np.abs(traj.q[[700, 1500, 1501]] - q[[700, 1500, 1501]])) < 1e-5
+    (note,) = traj.notes
+    assert "jitter about a regular clock of 0.001 s" in note
+    assert note.endswith("3 missing samples filled in by interpolation")
+    with pytest.raises(DataError, match="irregular sampling"):
+        load_trajectories(_jittered(tmp_path, 3e-4))
+
+
 def test_save_and_load_round_trip(tmp_path, example):
     traj = example["test"][0]
     save_trajectory(tmp_path / "x.csv", traj)

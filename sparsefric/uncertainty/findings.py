@@ -108,6 +108,11 @@ def _too_wide(row) -> bool:
 
 
 def _wide(row, level: float) -> Finding:
+    if np.isnan(row.lower) or np.isnan(row.upper):  # a singular covariance: no interval at all
+        return Finding("warning", "wide_interval",
+                       f"{CHECKED[row.name]} is not determined by these data: around "
+                       f"{row.estimate:.4g} {row.unit} no {level:.0%} interval can be computed, "
+                       "as they do not separate it from the other terms of the model")
     return Finding("warning", "wide_interval",
                    f"{CHECKED[row.name]} is poorly determined by these data: {level:.0%} "
                    f"interval [{fmt(row.lower, 4)}, {fmt(row.upper, 4)}] {row.unit} around "
