@@ -1034,6 +1034,3 @@ def _interrupt_cause(exc: BaseException | None) -> KeyboardInterrupt | None:
         exc = exc.__cause__ or exc.__context__
     return None
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
