@@ -8,6 +8,8 @@ beside the output and moved into place only when the run has succeeded, ``model.
 
 Start-up imports only argparse and the option vocabulary: each command imports the numerical
 modules it needs when it runs, so ``sparsefric --help`` answers at once.
+
+The parser pieces and helpers that the commands share are in :mod:`~sparsefric.cli.common`.
 """
 
 from __future__ import annotations
@@ -24,80 +26,46 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sparsefric import __version__, recipes
+from sparsefric.cli.common import (
+    EXIT_WARNINGS,
+    _add_data_options,
+    _add_output_options,
+    _add_strict_option,
+    _argument_type,
+    _check_angle_unit,
+    _examples,
+    _interactive,
+    _load,
+    _Parser,
+    _positive,
+    _positive_list,
+    _preprocessor,
+    _say,
+    _warn,
+)
 from sparsefric.errors import EXIT_USAGE, ModelFileError, OptionError, SparsefricError
 from sparsefric.model_commands import add_parsers as _model_file_parsers
 from sparsefric.options import (
-    ANGLE_UNITS,
     AXES,
     DEFAULT_OUTLIER_RATIO,
     DEFAULT_OUTLIER_Z,
-    DIFFERENTIATION,
     LIBRARIES,
     METHODS,
     OUTSIDE,
-    TORQUE_TIMINGS,
     UNCERTAINTY,
-    angle_unit_conflict,
     as_flags,
-    check_cutoff,
     flag,
-    parse_positive,
-    parse_positive_list,
 )
 
-#: Exit status of ``--strict`` when a fit gave warnings (the results are written).
-EXIT_WARNINGS = 3
+__all__ = ["EXIT_INTERRUPTED", "EXIT_WARNINGS", "Terminated", "build_parser", "main"]
+
+
 #: Exit status after SIGINT (Ctrl-C) and SIGTERM (``kill``, batch schedulers): 128 + signal.
 EXIT_INTERRUPTED = {"SIGINT": 130, "SIGTERM": 143}
 #: Where ``identify`` writes without ``--out``.
 DEFAULT_OUT = "sparsefric-out"
-#: Units of a time column (the keys of :data:`sparsefric.data.TIME_UNITS`).
-TIME_UNITS = ("s", "ms", "us")
 #: Longest open-loop simulation [s] (10⁷ samples at 1 kHz).
 MAX_DURATION_S = 1e4
-
-
-class _Formatter(argparse.HelpFormatter):
-    """Descriptions wrapped as usual; the examples of an epilog kept line by line."""
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        if text.startswith("examples:"):
-            return "".join(indent + line for line in text.splitlines(keepends=True))
-        return super()._fill_text(text, width, indent)
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (the usage is one ``--help`` away), no abbreviated options
-    (``--sigma0`` must not pass for ``--sigma0-starts``) and examples kept as written."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        kwargs.setdefault("allow_abbrev", False)
-        kwargs.setdefault("formatter_class", _Formatter)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> None:  # noqa: D102
-        print(f"sparsefric: error: {message} (see sparsefric {self.prog.split()[-1]} --help)"
-              if " " in self.prog else f"sparsefric: error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_USAGE)
-
-
-def _examples(*lines: str) -> str:
-    return "examples:\n" + "\n".join(f"  {line}" for line in lines)
-
-
-def _argument_type(parse):
-    """An argparse ``type`` from a parser of :mod:`sparsefric.options` (ValueError → usage)."""
-    def convert(text: str):
-        try:
-            return parse(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    convert.__name__ = parse.__name__
-    return convert
-
-
-_positive = _argument_type(parse_positive)
-_positive_list = _argument_type(parse_positive_list)
 
 
 def _parse_holdout(text: str) -> float:
@@ -125,116 +93,6 @@ def _parse_methods(text: str) -> tuple[str, ...]:
 
 _holdout = _argument_type(_parse_holdout)
 _methods = _argument_type(_parse_methods)
-
-
-def _add_output_options(p: argparse.ArgumentParser, default_out: str | None) -> None:
-    g = p.add_argument_group("output")
-    if default_out is None:
-        g.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    else:
-        g.add_argument("--out", default=default_out, metavar="DIR",
-                       help=f"output directory (default: ./{default_out})")
-    g.add_argument("--force", action="store_true",
-                   help="replace the results of an earlier run in --out (without it an "
-                        "existing result folder is left alone and the command stops)")
-    quiet = g.add_mutually_exclusive_group()
-    quiet.add_argument("--quiet", action="store_true",
-                       help="print only warnings and errors (no progress, no results)")
-    quiet.add_argument("--silent", action="store_true", help="print only errors")
-
-
-def _add_data_options(p: argparse.ArgumentParser, differentiation: str | None = "tv",
-                      torque_timing: bool = True) -> None:
-    """The options that read and differentiate data files; ``differentiation`` None: the
-    default is the model's (:func:`_model_differentiation`)."""
-    g = p.add_argument_group("data columns")
-    g.add_argument("--time", default="t", metavar="NAME", help="time column (default: t)")
-    g.add_argument("--time-unit", choices=TIME_UNITS, default="s",
-                   help="unit of the time column (default: s)")
-    g.add_argument("--position", default="q", metavar="NAME",
-                   help="position column [rad, deg with --angle-unit deg, or m] (default: q)")
-    g.add_argument("--torque", default="tau", metavar="NAME",
-                   help="torque column [N·m, or N for a prismatic axis] (default: tau)")
-    g.add_argument("--velocity", default=None, metavar="NAME",
-                   help="measured velocity column [position unit/s] (optional; used by "
-                        "--differentiation given, checked against the position)")
-    g.add_argument("--acceleration", default=None, metavar="NAME",
-                   help="measured acceleration column [position unit/s²] (optional; used by "
-                        "--differentiation given, checked against the position)")
-    g.add_argument("--trajectory-column", default="trajectory", metavar="NAME",
-                   help="column that splits a file into trajectories; a name given must be in "
-                        "every file (default: trajectory, where a file has it)")
-    g.add_argument("--angle-unit", choices=ANGLE_UNITS, default="rad",
-                   help="unit of the position, velocity and acceleration columns of a revolute "
-                        "joint; degrees are converted to rad (default: rad)")
-    g.add_argument("--resample", action="store_true",
-                   help="interpolate irregularly sampled files onto a uniform grid")
-    g = p.add_argument_group("preprocessing")
-    default = differentiation or "the method the model was identified with, else tv"
-    g.add_argument("--differentiation", choices=DIFFERENTIATION, default=differentiation,
-                   help="how q̇, q̈ are obtained: total-variation regularised (tv), "
-                   "Butterworth, Savitzky–Golay or the given columns "
-                   f"(default: {default})")
-    g.add_argument("--regularization", type=_positive, default=None, metavar="KAPPA",
-                   help="TV regularisation κ (default: chosen automatically)")
-    g.add_argument("--cutoff-hz", type=_positive, default=None, metavar="HZ",
-                   help="Butterworth cutoff [Hz] (--differentiation butterworth and the "
-                        "baselines; default: their own), below every record's Nyquist "
-                        "frequency and at least 2/T of the shortest, T its duration [s]")
-    if not torque_timing:  # steady levels: when within a sample the torque acts is moot
-        return
-    g.add_argument("--torque-timing", choices=TORQUE_TIMINGS, default="instant",
-                   help="the torque column samples a torque that changes between samples "
-                        "(instant: a sensor, or a command logged slower than the controller "
-                        "runs) or is a command held until the next sample (hold: logged at the "
-                        "control rate) (default: instant)")
-
-
-def _load(paths: Sequence[str], args: argparse.Namespace, role: str):
-    """The records of ``paths``, checked against the options that depend on them; ``role``
-    names the files in a message ("training", "--test")."""
-    from sparsefric.data import load_with, repeated_file
-
-    if text := repeated_file(paths):
-        raise SparsefricError(f"{text} among the {role} files: its records would count twice; "
-                              "give each file once")
-    trajs = load_with(paths, vars(args))
-    _check_records(args, trajs)
-    return trajs
-
-
-def _check_records(args: argparse.Namespace, trajs) -> None:
-    """Before any work: ``--differentiation given`` needs the measured velocity and
-    acceleration columns, and ``--cutoff-hz`` must suit every record
-    (:func:`~sparsefric.options.check_cutoff`)."""
-    from sparsefric.options import mention
-
-    if args.differentiation == "given" and any(t.qd is None or t.qdd is None for t in trajs):
-        raise OptionError("differentiation", "given needs the measured velocity and "
-                          f"acceleration in every record ({mention('velocity', 'NAME')} and "
-                          f"{mention('acceleration', 'NAME')})")
-    check_cutoff(args.cutoff_hz, trajs)
-
-
-def _preprocessor(args: argparse.Namespace, denoise_torque: bool = True):
-    """How the command's data are differentiated (the options of ``--differentiation``);
-    ``denoise_torque`` False for commands that compare with the measured torque only."""
-    from sparsefric.preprocessing import Preprocessor
-
-    return Preprocessor(args.differentiation, args.regularization, args.cutoff_hz,
-                        torque_timing=args.torque_timing, denoise_torque=denoise_torque)
-
-
-def _say(args: argparse.Namespace, text: str) -> None:
-    """Print a result line unless ``--quiet``, ``--silent`` or ``--json``."""
-    if not (args.quiet or args.silent or getattr(args, "json", False)):
-        print(text)
-
-
-def _warn(args: argparse.Namespace, text: str) -> None:
-    """Print a warning on stderr unless ``--silent``."""
-    if not getattr(args, "silent", False):
-        print(f"sparsefric: warning: {as_flags(text)}", file=sys.stderr)
 
 
 # ------------------------------------------------------------------------------ identify
@@ -329,12 +187,6 @@ def _identify_parser(sub) -> None:
         name: p.get_default(name) for name in _SPARSEFRIC_ONLY})
 
 
-def _add_strict_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--strict", action="store_true",
-                   help=f"exit with status {EXIT_WARNINGS} if the fit gave any warning (after "
-                        "the results are written), for pipelines")
-
-
 def _parameters(args: argparse.Namespace, model: str) -> dict:
     """The estimator's parameters (:data:`sparsefric.identify.DEFAULTS`) the options set."""
     return dict(axis=args.axis, model=model, tanh_k=args.tanh_k, library=args.library,
@@ -346,12 +198,6 @@ def _parameters(args: argparse.Namespace, model: str) -> dict:
                 presliding_distance=args.presliding_distance,
                 torque_timing=args.torque_timing,
                 uncertainty=args.uncertainty, progress=_interactive(args))
-
-
-def _interactive(args: argparse.Namespace) -> bool:
-    """Whether to draw progress bars: results are printed and stderr is a terminal."""
-    return not (args.quiet or args.silent or getattr(args, "json", False)) and \
-        sys.stderr.isatty()
 
 
 def _model_lines(m) -> list[str]:
@@ -504,13 +350,6 @@ def _fitted(args: argparse.Namespace, train, validate) -> dict:
     for result in fitted.values():
         result.findings[:0] = shared
     return fitted
-
-
-def _check_angle_unit(args: argparse.Namespace, axis: str, source: str) -> None:
-    """Degrees are an angle: refuse ``--angle-unit deg`` for a prismatic axis (``source``
-    says where the axis comes from), whose positions are in metres."""
-    if why := angle_unit_conflict(args.angle_unit, axis):
-        raise OptionError("angle_unit", f"{why}; {source} (positions in m)")
 
 
 def _check_method_options(args: argparse.Namespace) -> None:
@@ -1033,4 +872,3 @@ def _interrupt_cause(exc: BaseException | None) -> KeyboardInterrupt | None:
             return exc
         exc = exc.__cause__ or exc.__context__
     return None
-
