@@ -9,7 +9,8 @@ beside the output and moved into place only when the run has succeeded, ``model.
 Start-up imports only argparse and the option vocabulary: each command imports the numerical
 modules it needs when it runs, so ``sparsefric --help`` answers at once.
 
-The parser pieces and helpers that the commands share are in :mod:`~sparsefric.cli.common`.
+One module per command holds its parser and what it runs (:mod:`~sparsefric.cli.cve`). The parser
+pieces and helpers that the commands share are in :mod:`~sparsefric.cli.common`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sparsefric import __version__, recipes
+from sparsefric.cli import cve
 from sparsefric.cli.common import (
     EXIT_WARNINGS,
     _add_data_options,
@@ -680,43 +682,6 @@ def _run_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-# ------------------------------------------------------------------------------ cve
-def _cve_parser(sub) -> None:
-    p = sub.add_parser("cve", help="friction–velocity points from constant-velocity moves",
-                       description="Constant-velocity experiments (main paper §5.1): on the "
-                                   "constant-velocity parts of back-and-forth moves, friction "
-                                   "(τ⁺ − τ⁻)/2 and gravity (τ⁺ + τ⁻)/2 at matched positions. "
-                                   "Writes DIR/cve_points.csv.",
-                       epilog=_examples("sparsefric cve data/example/train_*.csv "
-                                        "data/example/test_*.csv --out results/cve"))
-    p.add_argument("files", nargs="+", help="trajectory files with back-and-forth moves")
-    _add_output_options(p, None)
-    _add_data_options(p, differentiation="butterworth", torque_timing=False)
-    p.set_defaults(run=_run_cve)
-
-
-def _run_cve(args: argparse.Namespace) -> int:
-    from sparsefric.atomic import refuse_results, staged
-    from sparsefric.validation import cve_from_trajectories
-
-    refuse_results(Path(args.out), ("cve_points.csv",), args.force)
-    points = cve_from_trajectories(_load(args.files, args, "trajectory"),
-                                   method=args.differentiation,
-                                   regularization=args.regularization,
-                                   cutoff_hz=args.cutoff_hz)
-    if points.empty:
-        raise SparsefricError("no constant-velocity parts moving both ways were found in "
-                              + ", ".join(args.files))
-
-    def work(stage: Path) -> None:
-        points.to_csv(stage / "cve_points.csv", index=False)
-
-    staged(Path(args.out), work)
-    _say(args, points.to_string(index=False, float_format=lambda v: f"{v:.5g}"))
-    _say(args, f"{len(points)} friction–velocity points written to {args.out}/cve_points.csv")
-    return 0
-
-
 # ------------------------------------------------------------------------------ batch
 def _positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
@@ -797,7 +762,7 @@ def build_parser() -> argparse.ArgumentParser:
     _identify_parser(sub)
     _predict_parser(sub)
     _simulate_parser(sub)
-    _cve_parser(sub)
+    cve.add_parser(sub)
     _batch_parser(sub)
     _model_file_parsers(sub)
     return parser
