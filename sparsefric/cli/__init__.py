@@ -9,8 +9,9 @@ beside the output and moved into place only when the run has succeeded, ``model.
 Start-up imports only argparse and the option vocabulary: each command imports the numerical
 modules it needs when it runs, so ``sparsefric --help`` answers at once.
 
-One module per command holds its parser and what it runs (:mod:`~sparsefric.cli.cve`). The parser
-pieces and helpers that the commands share are in :mod:`~sparsefric.cli.common`.
+One module per command holds its parser and what it runs (:mod:`~sparsefric.cli.cve`,
+:mod:`~sparsefric.cli.batch`). The parser pieces and helpers that the commands share are in
+:mod:`~sparsefric.cli.common`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import signal
 import sys
 import time
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sparsefric import __version__, recipes
-from sparsefric.cli import cve
+from sparsefric.cli import batch, cve
 from sparsefric.cli.common import (
     EXIT_WARNINGS,
     _add_data_options,
@@ -47,17 +47,7 @@ from sparsefric.cli.common import (
 )
 from sparsefric.errors import EXIT_USAGE, ModelFileError, OptionError, SparsefricError
 from sparsefric.model_commands import add_parsers as _model_file_parsers
-from sparsefric.options import (
-    AXES,
-    DEFAULT_OUTLIER_RATIO,
-    DEFAULT_OUTLIER_Z,
-    LIBRARIES,
-    METHODS,
-    OUTSIDE,
-    UNCERTAINTY,
-    as_flags,
-    flag,
-)
+from sparsefric.options import AXES, LIBRARIES, METHODS, OUTSIDE, UNCERTAINTY, as_flags, flag
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_WARNINGS", "Terminated", "build_parser", "main"]
 
@@ -682,71 +672,6 @@ def _run_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-# ------------------------------------------------------------------------------ batch
-def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return int(text)
-
-
-def _batch_parser(sub) -> None:
-    p = sub.add_parser("batch", help="identify many joints listed in a manifest",
-                       description="Identify every joint of a CSV manifest (columns joint, "
-                       "train[, validate, test, options…]) in parallel; write DIR/<joint>/ per "
-                       "joint and DIR/summary.html, DIR/summary.csv. A rerun keeps the joints "
-                       "already done whose row and files are unchanged (their status and "
-                       "timings), redoes the others and retries the failed ones.",
-                       epilog=_examples("sparsefric batch joints.csv --out results/ --workers 2",
-                                        "sparsefric batch joints.csv --out results/ --scheduler "
-                                        "tcp://10.0.0.5:8786 --force"))
-    p.add_argument("manifest", help="CSV manifest, one row per joint")
-    p.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    p.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1, metavar="N",
-                   help="local worker processes (default: the number of CPUs)")
-    p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
-                   help="run on this Dask distributed scheduler instead of local processes")
-    p.add_argument("--force", action="store_true",
-                   help="redo joints whose model.json already exists (without it, only "
-                   "joints whose manifest row or input files changed are redone)")
-    p.add_argument("--outlier-z", type=_positive, default=DEFAULT_OUTLIER_Z, metavar="Z",
-                   help=f"flag |robust z-score| above this (default: {DEFAULT_OUTLIER_Z:g})")
-    p.add_argument("--outlier-ratio", type=_positive, default=DEFAULT_OUTLIER_RATIO,
-                   metavar="R", help="also flag a friction parameter R times the median of the "
-                   f"other joints or more, or 1/R of it or less (default: "
-                   f"{DEFAULT_OUTLIER_RATIO:g})")
-    _add_strict_option(p)
-    quiet = p.add_mutually_exclusive_group()
-    quiet.add_argument("--quiet", action="store_true",
-                       help="no progress bar; print only failed joints, flags and errors")
-    quiet.add_argument("--silent", action="store_true", help="print only errors")
-    p.set_defaults(run=_run_batch)
-
-
-def _run_batch(args: argparse.Namespace) -> int:
-    """Exit status 0 if every joint succeeded or was skipped, 1 if any failed, else with
-    ``--strict`` 3 if any joint's fit gave warnings (a bad manifest raises
-    :class:`SparsefricError`)."""
-    from sparsefric.atomic import check_out_dir
-    from sparsefric.batch import run_manifest
-    from sparsefric.fleet import count_text, flag_reasons
-
-    check_out_dir(Path(args.out))
-    table = run_manifest(args.manifest, args.out, workers=args.workers,
-                         scheduler=args.scheduler, force=args.force,
-                         progress=_interactive(args), outlier_z=args.outlier_z,
-                         outlier_ratio=args.outlier_ratio)
-    failed = table[table["status"] == "failed"]
-    for r in failed.itertuples():
-        print(f"sparsefric: joint {r.joint} failed: {r.error}", file=sys.stderr)
-    for _, r in table[table["flagged"] != ""].iterrows():
-        _warn(args, f"joint {r['joint']}: friction stands out: {flag_reasons(r)}")
-    _say(args, f"{count_text(table)}; summary written to {Path(args.out) / 'summary.html'}")
-    if len(failed):
-        return 1
-    warned = table["warnings"].fillna(0).gt(0).any() if "warnings" in table else False
-    return EXIT_WARNINGS if args.strict and warned else 0
-
-
 # ------------------------------------------------------------------------------ main
 def build_parser() -> argparse.ArgumentParser:
     """The ``sparsefric`` argument parser."""
@@ -763,7 +688,7 @@ def build_parser() -> argparse.ArgumentParser:
     _predict_parser(sub)
     _simulate_parser(sub)
     cve.add_parser(sub)
-    _batch_parser(sub)
+    batch.add_parser(sub)
     _model_file_parsers(sub)
     return parser
 
