@@ -9,9 +9,9 @@ beside the output and moved into place only when the run has succeeded, ``model.
 Start-up imports only argparse and the option vocabulary: each command imports the numerical
 modules it needs when it runs, so ``sparsefric --help`` answers at once.
 
-One module per command holds its parser and what it runs (:mod:`~sparsefric.cli.simulate`,
-:mod:`~sparsefric.cli.cve`, :mod:`~sparsefric.cli.batch`). The parser pieces and helpers that the
-commands share are in :mod:`~sparsefric.cli.common`.
+One module per command holds its parser and what it runs (:mod:`~sparsefric.cli.predict`,
+:mod:`~sparsefric.cli.simulate`, :mod:`~sparsefric.cli.cve`, :mod:`~sparsefric.cli.batch`). The
+parser pieces and helpers that the commands share are in :mod:`~sparsefric.cli.common`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sparsefric import __version__, recipes
-from sparsefric.cli import batch, cve, simulate
+from sparsefric.cli import batch, cve, predict, simulate
 from sparsefric.cli.common import (
     EXIT_WARNINGS,
     _add_data_options,
@@ -47,7 +47,7 @@ from sparsefric.cli.common import (
 )
 from sparsefric.errors import EXIT_USAGE, ModelFileError, OptionError, SparsefricError
 from sparsefric.model_commands import add_parsers as _model_file_parsers
-from sparsefric.options import AXES, LIBRARIES, METHODS, OUTSIDE, UNCERTAINTY, as_flags, flag
+from sparsefric.options import AXES, LIBRARIES, METHODS, UNCERTAINTY, as_flags, flag
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_WARNINGS", "Terminated", "build_parser", "main"]
 
@@ -431,94 +431,6 @@ def _checked_records(args: argparse.Namespace, train: list) -> tuple[list, list[
     return list(prep.pieces), [*prep.notes, *(f.message for f in findings)]
 
 
-# ------------------------------------------------------------------------------ predict
-def _predict_parser(sub) -> None:
-    p = sub.add_parser("predict", help="evaluate a model on a trajectory",
-                       description="Predict the torque of recorded trajectories with a model "
-                                   "file and print the relative torque error.",
-                       epilog=_examples("sparsefric predict results/example/model.json "
-                                        "data/example/test_v1p4.csv --out prediction.csv"))
-    p.add_argument("model", help="model file (model.json)")
-    p.add_argument("data", nargs="+", help="trajectory files")
-    p.add_argument("--out", default=None, metavar="CSV",
-                   help="write trajectory, t [s], tau, tau_hat to this CSV file (default: "
-                        "print the error only)")
-    p.add_argument("--force", action="store_true",
-                   help="replace an existing --out file (without it the command stops)")
-    p.add_argument("--outside", choices=OUTSIDE, default="warn",
-                   help="positions and velocities beyond the range of the model's "
-                        "identification data (its validity section): warn (default), clamp "
-                        "them to the range, or ignore")
-    _add_data_options(p, differentiation=None)
-    p.set_defaults(run=_run_predict)
-
-
-def _run_predict(args: argparse.Namespace) -> int:
-    import numpy as np
-    import pandas as pd
-
-    from sparsefric.atomic import atomic_path, check_out_file
-    from sparsefric.model import JointModel
-    from sparsefric.validation import relative_error
-
-    model = JointModel.load(args.model)
-    _model_differentiation(args, model)
-    if args.out:
-        check_out_file(Path(args.out), args.force)
-    _check_angle_unit(args, model.axis, f"{args.model} is a {model.axis} model")
-    trajs = _load(args.data, args, "trajectory")
-    prep = _preprocessor(args, denoise_torque=False).prepare(trajs)
-    for finding in _unit_findings(prep, model.axis, args.differentiation == "given"):
-        if finding.level == "error":
-            raise SparsefricError(finding.message)
-        _warn(args, finding.message)
-    if args.outside == "warn" and (text := model.outside_message(prep.signals.q,
-                                                                 prep.signals.qd)):
-        _warn(args, text)
-    tau_hat = np.concatenate(prep.torque(model, outside=args.outside))
-    if args.out:
-        pieces = prep.pieces or trajs  # records cut at jumps
-        table = pd.DataFrame({"trajectory": np.repeat([tr.name for tr in pieces],
-                                                      [len(tr.t) for tr in pieces]),
-                              "t": np.concatenate([tr.t for tr in pieces]),
-                              "tau": prep.tau_raw, "tau_hat": tau_hat})
-        with atomic_path(args.out) as tmp:
-            table.to_csv(tmp, index=False)
-    error = relative_error(prep.tau_raw, tau_hat)
-    print(f"relative RMS torque error ‖τ − τ̂‖/‖τ‖ = {100 * error:.2f} %")
-    return 0
-
-
-def _model_differentiation(args: argparse.Namespace, model) -> None:
-    """``--differentiation`` not given: the method, and the κ or cutoff [Hz] a user set, that
-    ``model`` records it was identified with (its ``fit`` section), else tv. The same record
-    differentiated another way gives another error: a model identified with Butterworth
-    derivatives and tested at 38.2 % by ``identify`` scored 32.2 % in ``predict``'s TV."""
-    if args.differentiation is not None:
-        return
-    used = model.extra.get("fit", {}).get("differentiation") or {}
-    args.differentiation = used.get("method", "tv")
-    if args.regularization is None and args.cutoff_hz is None:
-        args.regularization, args.cutoff_hz = used.get("regularization"), used.get("cutoff_hz")
-
-
-def _unit_findings(prep, axis: str, given: bool) -> list:
-    """The data checks that read a unit mistake in records to predict: a time column in ms
-    (:func:`~sparsefric.data_checks.check_sampling`), degrees read as rad, mm read as m, and
-    velocity or acceleration columns that are not the position's derivatives (an error where
-    ``given``: the prediction takes them as they are)."""
-    from sparsefric.data_checks import (
-        check_degrees,
-        check_given_derivatives,
-        check_millimetres,
-        check_sampling,
-    )
-
-    position = check_degrees if axis == "revolute" else check_millimetres
-    return (check_sampling(prep.dt) + position(prep.signals.q, prep.signals.qd)
-            + check_given_derivatives(prep.pieces, axis, used=given))
-
-
 # ------------------------------------------------------------------------------ main
 def build_parser() -> argparse.ArgumentParser:
     """The ``sparsefric`` argument parser."""
@@ -532,7 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sparsefric {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _identify_parser(sub)
-    _predict_parser(sub)
+    predict.add_parser(sub)
     simulate.add_parser(sub)
     cve.add_parser(sub)
     batch.add_parser(sub)

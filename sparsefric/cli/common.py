@@ -89,7 +89,7 @@ def _add_output_options(p: argparse.ArgumentParser, default_out: str | None) -> 
 def _add_data_options(p: argparse.ArgumentParser, differentiation: str | None = "tv",
                       torque_timing: bool = True) -> None:
     """The options that read and differentiate data files; ``differentiation`` None: the
-    default is the model's (:func:`~sparsefric.cli._model_differentiation`)."""
+    default is the model's (:func:`~sparsefric.cli.predict._model_differentiation`)."""
     g = p.add_argument_group("data columns")
     g.add_argument("--time", default="t", metavar="NAME", help="time column (default: t)")
     g.add_argument("--time-unit", choices=TIME_UNITS, default="s",
