@@ -271,7 +271,8 @@ def test_paper_recipe_runs_on_the_example_as_published(paper_fit, fitted, exampl
 
 # ---------------------------------------------------------------------------- command line
 def _cli_settings(*flags: str):
-    from sparsefric.cli import _parameters, build_parser
+    from sparsefric.cli import build_parser
+    from sparsefric.cli.identify import _parameters
     from sparsefric.identify import settings
 
     args = build_parser().parse_args(["identify", "train.csv", *flags])
