@@ -284,8 +284,11 @@ class SparseFric(RegressorMixin, BaseEstimator):
 
     @property
     def terms_(self) -> pd.DataFrame:
-        """Every candidate of step 1 with its coefficient, unit and whether it was selected."""
-        return self.result_.terms
+        """Every candidate with its coefficient in :attr:`model_` and whether the model has it
+        (``coefficient``, ``active``), step 1's beside them (``step1_coefficient``,
+        ``step1_active``, ``static_coefficient``): the table terms.csv holds
+        (:attr:`~sparsefric.result.IdentificationResult.final_terms`)."""
+        return self.result_.final_terms
 
     @property
     def selection_(self) -> pd.DataFrame:

@@ -33,3 +33,15 @@ def test_the_notebook_display_lists_the_final_terms(fitted):
 
     page = results_html(fitted.result_)
     assert "Active terms</b> of the final model" in page and "qd^3" in page
+
+
+def test_the_estimators_terms_are_the_models(fitted):
+    """``terms_`` was step 1's sweep row: on data/example its Stribeck exponent 2.75 and no q̇³,
+    q̇⁵ beside a model with δ = 1.5 and both, which a notebook then showed as the active terms."""
+    terms = fitted.terms_
+    pd.testing.assert_frame_equal(terms, fitted.result_.final_terms)
+    active = terms[terms["active"]].set_index("term")["coefficient"]
+    m = fitted.model_
+    (delta, amplitude), = m.stribeck
+    assert active[f"sign(qd)*exp(-|qd/Ws|^{delta:g})"] == amplitude
+    assert {f"qd^{p}" if p > 1 else "qd" for p, _ in m.viscous} <= set(active.index)

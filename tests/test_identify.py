@@ -32,7 +32,7 @@ def test_static_step_recovers_rigid_body_and_term_families(fitted, truth):
     # step 1's δ is 2.75 here (AICc flat over the δ grid: 0.2 above δ = 0.5), and the static
     # friction (ż = 0) leans on a_s: −3 %; the LuGre stage brings it to +0.3 %
     assert m.gravity_sin == pytest.approx(truth.gravity_sin, rel=0.04)
-    active = set(fitted.terms_[fitted.terms_.active].kind)
+    active = set(fitted.terms_[fitted.terms_.step1_active].kind)
     assert {"inertia", "gravity_cos", "gravity_sin", "viscous", "coulomb", "stribeck"} <= active
     assert _curve_error(m, truth) < 0.06
     table = fitted.selection_

@@ -102,7 +102,7 @@ def test_summary_dict_is_json(rendered, light_fit):
     back = json.loads(text)
     assert back["format"] == "sparsefric-summary/1"
     assert back["model"]["friction"]["kind"] == "lugre"
-    assert back["selection"]["n_active"] == int(light_fit[0].terms_["active"].sum())
+    assert back["selection"]["n_active"] == int(light_fit[0].terms_["step1_active"].sum())
     assert {r["model"] for r in back["metrics"]} == {"static", "dynamic", "truth"}
     assert {r["dataset"] for r in back["metrics"]} == {"train", "test"}
     assert len(back["history"]) >= 1
