@@ -59,15 +59,23 @@ def _convergence(result: IdentificationResult) -> str:
                                        digits=DIGITS))
 
 
+def _warnings(result: IdentificationResult) -> str:
+    """The fit's warnings as a list (empty without any)."""
+    if not result.warnings:
+        return ""
+    items = "".join(f"<li>{html.escape(w)}</li>" for w in result.warnings)
+    return f"<p><b>Warnings</b> ({len(result.warnings)})</p><ul>{items}</ul>"
+
+
 def results_html(result: IdentificationResult) -> str:
     """An identification as HTML (the estimator's ``_repr_html_``).
 
     Returns
     -------
     str
-        Status and convergence, λ selection, parameter table (static and dynamic models, with
-        units) and the terms of the final model with their coefficients and units (step 1's
-        beside).
+        Status and convergence, the warnings, λ selection, parameter table (static and dynamic
+        models, with units) and the terms of the final model with their coefficients and units
+        (step 1's beside).
     """
     models = {"static": result.static_model}
     if result.model.kind == "lugre":
@@ -77,7 +85,8 @@ def results_html(result: IdentificationResult) -> str:
     active = terms[terms["active"]]
     sign = "B" if result.model.tanh_k > 0 else "A"
     return (f'{NOTEBOOK_STYLE}<div class="sparsefric"><b>SparseFric</b> '
-            f"({result.model.axis}, model {sign})" + _status(result) + _selection(result)
+            f"({result.model.axis}, model {sign})" + _status(result) + _warnings(result)
+            + _selection(result)
             + "<p><b>Parameters</b></p>"
             + html_table(list(params.columns), params.itertuples(index=False), digits=DIGITS)
             + "<p><b>Active terms</b> of the final model (step 1's coefficient beside)</p>"

@@ -33,3 +33,11 @@ class OptionError(SparsefricError, ValueError):
 
     def __reduce__(self):  # picklable across worker processes
         return (type(self), (self.parameter, self.problem))
+
+
+class FitWarning(UserWarning):
+    """What the data or a fit leave uncertain (a finding of level warning), as a Python warning.
+
+    :meth:`sparsefric.estimator.SparseFric.fit` issues one per finding (they also stay in its
+    ``warnings_``); ``warnings.simplefilter("ignore", FitWarning)`` silences them.
+    """

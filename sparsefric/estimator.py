@@ -14,6 +14,8 @@ scikit-learn's contract wants; ``fit`` also takes what a notebook holds (DataFra
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
@@ -23,6 +25,7 @@ from sklearn.utils import Tags
 from sklearn.utils.validation import check_is_fitted
 
 from sparsefric.display import results_html, unfitted_html
+from sparsefric.errors import FitWarning
 from sparsefric.frames import TrajectoryInput, as_trajectories, optional_trajectories
 from sparsefric.identify import DEFAULTS, Settings, fit_joint, settings
 from sparsefric.model import JointModel
@@ -256,6 +259,8 @@ class SparseFric(RegressorMixin, BaseEstimator):
         val = optional_trajectories(validate, "validate")
         check_cutoff(s.preprocessor.cutoff_hz, [*train, *(val or ())])
         self.result_, self.uncertainty_ = fit_joint(train, val, s)
+        for message in self.result_.warnings:  # where a notebook shows them, as the CLI prints
+            warnings.warn(message, FitWarning, stacklevel=2)
         return self
 
     def __sklearn_is_fitted__(self) -> bool:

@@ -14,7 +14,7 @@ from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.utils.estimator_checks import estimator_checks_generator
 
 from sparsefric.data import load_trajectories
-from sparsefric.errors import DataError, OptionError
+from sparsefric.errors import DataError, FitWarning, OptionError
 from sparsefric.estimator import SparseFric
 
 from .conftest import EXAMPLE, imported_by
@@ -167,6 +167,19 @@ def test_unfitted_estimator_says_so():
         SparseFric().predict(_role("test"))
     with pytest.raises(NotFittedError):
         SparseFric().equations()
+
+
+def test_the_fits_warnings_are_python_warnings_and_shown_in_a_notebook():
+    """A time column in ms was fitted with the warning in ``warnings_`` only: no Python
+    warning, nothing in the notebook's display."""
+    df = _role("train_v2p13")[["t", "q", "tau"]]
+    with pytest.warns(FitWarning, match=r"is the time column in seconds\?") as record:
+        est = SparseFric(**FAST).fit(df.assign(t=df["t"] * 1000))
+    assert [str(w.message) for w in record if w.category is FitWarning] == est.warnings_
+    assert record[0].filename == __file__  # attributed to the caller's line
+    page = est._repr_html_()
+    assert f"<b>Warnings</b> ({len(est.warnings_)})" in page
+    assert "is the time column in seconds?" in page
 
 
 def test_print_model_writes_the_equation_with_units(fast_fit, capsys):
