@@ -58,6 +58,8 @@ from sparsefric.options import (
     TORQUE_TIMINGS,
     UNCERTAINTY,
     check_choice,
+    check_exponents,
+    check_flag,
     check_fraction,
     check_positive,
     check_positive_tuple,
@@ -176,14 +178,14 @@ def settings(params: Mapping[str, Any]) -> Settings:
         tanh_k=check_positive("tanh_k", p["tanh_k"]) if sign == "B" else 0.0,
         library_name=check_choice("library", p["library"], LIBRARIES),
         n_viscous=check_positive("n_viscous", p["n_viscous"], integer=True),
-        deltas=tuple(p["deltas"]), offset=bool(p["offset"]),
+        deltas=check_exponents("deltas", p["deltas"]), offset=check_flag("offset", p["offset"]),
         omega_starts=check_positive_tuple("omega_starts", p["omega_starts"]),
         thresholds=_thresholds(p["thresholds"], p["lambdas"], nu),
         aic_parts=None if p["aic_parts"] is None else check_positive(
             "aic_parts", p["aic_parts"], integer=True, minimum=10),
         sigma0_starts=None if p["sigma0_starts"] is None else check_positive_tuple(
             "sigma0_starts", p["sigma0_starts"]),
-        static_only=bool(p["static_only"]),
+        static_only=check_flag("static_only", p["static_only"]),
         preprocessor=Preprocessor(
             check_choice("differentiation", p["differentiation"], DIFFERENTIATION),
             **optional, torque_timing=check_choice("torque_timing", p["torque_timing"],
@@ -191,25 +193,27 @@ def settings(params: Mapping[str, Any]) -> Settings:
         iterations=IterationSettings(
             nu=nu, max_outer=check_positive("max_outer", p["max_outer"], integer=True),
             max_inner=check_positive("max_inner", p["max_inner"], integer=True),
-            tol=check_positive("tol", p["tol"]), refit_rigid=bool(p["refit_rigid"]),
-            polish=bool(p["polish"]),
+            tol=check_positive("tol", p["tol"]),
+            refit_rigid=check_flag("refit_rigid", p["refit_rigid"]),
+            polish=check_flag("polish", p["polish"]),
             inner_rule=check_choice("inner_rule", p["inner_rule"], INNER_RULES),
             omega_step=check_choice("omega_step", p["omega_step"], OMEGA_STEPS),
             g_tol=IterationSettings.g_tol if check_choice(
                 "outer_stop", p["outer_stop"], OUTER_STOPS) == "sigma0+g" else np.inf),
-        refine=bool(p["refine"]),
+        refine=check_flag("refine", p["refine"]),
         max_refinements=check_positive("max_refinements", p["max_refinements"],
                                        integer=True),
-        pool_validation=bool(p["pool_validation"]), recipe=p["recipe"],
+        pool_validation=check_flag("pool_validation", p["pool_validation"]),
+        recipe=p["recipe"],
         validation_share=check_fraction("validation_share", p["validation_share"],
                                         HOLD_OUT_MAX),
-        sliding_window=bool(p["sliding_window"]),
+        sliding_window=check_flag("sliding_window", p["sliding_window"]),
         aic_data=check_choice("aic_data", p["aic_data"], AIC_DATA),
         rule=SelectionRule(p["aic_parts"], check_choice(
             "aic_domain", p["aic_domain"], AIC_DOMAINS) == "literal",
-            bool(p["scale_columns"]), p["omega_step"]),
+            check_flag("scale_columns", p["scale_columns"]), p["omega_step"]),
         uncertainty=check_choice("uncertainty", p["uncertainty"], UNCERTAINTY),
-        progress=bool(p["progress"]))
+        progress=check_flag("progress", p["progress"]))
 
 
 def fit_joint(train: list[Trajectory], validate: list[Trajectory] | None, s: Settings

@@ -137,6 +137,24 @@ def check_positive(parameter: str, value: object, *, integer: bool = False,
     return float(value)
 
 
+def check_flag(parameter: str, value: object) -> bool:
+    """``value`` as a bool: True or False (numpy's too), else :class:`OptionError` — never
+    ``bool(value)``, which reads the string "False" as True."""
+    numpy_bool = type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")
+    if not (isinstance(value, bool) or numpy_bool):  # numpy stays unimported for --help
+        raise OptionError(parameter, f"must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_exponents(parameter: str, values: object) -> tuple[float, ...]:
+    """Distinct finite positive numbers (Stribeck exponents δ) as a tuple, else
+    :class:`OptionError`."""
+    items = check_positive_tuple(parameter, values)
+    if repeated := sorted({d for d in items if items.count(d) > 1}):
+        raise OptionError(parameter, f"holds {repeated[0]:g} more than once")
+    return items
+
+
 def check_fraction(parameter: str, value: object, maximum: float = 1.0) -> float:
     """``value`` as a number in [0, ``maximum``], else :class:`OptionError`."""
     ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

@@ -4,6 +4,7 @@ cross-validation over trajectories, and scikit-learn's own estimator checks."""
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import pandas as pd
@@ -59,6 +60,23 @@ def test_the_estimator_parameters_are_the_identifications_and_default_alike():
     assert settings({}) == SparseFric().settings()
     with pytest.raises(OptionError, match="^tolerance is not a parameter"):
         settings({"tolerance": 1e-3})
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"static_only": "False"}, "static_only must be True or False, got 'False'"),
+    ({"offset": "no"}, "offset must be True or False, got 'no'"),
+    ({"refine": 1}, "refine must be True or False, got 1"),
+    ({"deltas": 1.5}, "deltas must be a sequence of positive numbers, got 1.5"),
+    ({"deltas": (0.0,)}, "deltas must be a finite number > 0, got 0.0"),
+    ({"deltas": (-1.0,)}, "deltas must be a finite number > 0, got -1.0"),
+    ({"deltas": (1.0, 1.5, 1.0)}, "deltas holds 1 more than once"),
+])
+def test_flags_and_exponents_are_checked_not_coerced(params, message):
+    """``bool("False")`` fitted a static model; δ = −1 fitted one that JointModel.load refused,
+    δ = 0 ended in a ZeroDivisionError."""
+    with pytest.raises(OptionError, match=f"^{re.escape(message)}$"):
+        SparseFric(**params).settings()
+    assert SparseFric(static_only=np.True_).settings().static_only is True
 
 
 def test_the_command_line_identifies_and_reports_without_scikit_learn(tmp_path):
