@@ -25,13 +25,13 @@ from sklearn.utils import Tags
 from sklearn.utils.validation import check_is_fitted
 
 from sparsefric.display import results_html, unfitted_html
-from sparsefric.errors import FitWarning
+from sparsefric.errors import FitWarning, OptionError
 from sparsefric.frames import TrajectoryInput, as_trajectories, optional_trajectories
 from sparsefric.identify import DEFAULTS, Settings, fit_joint, settings
 from sparsefric.model import JointModel
-from sparsefric.options import check_cutoff
+from sparsefric.options import check_cutoff, check_positive
 from sparsefric.simulate import free_run
-from sparsefric.validity import ValidityRange
+from sparsefric.validity import OutsideValidityWarning, ValidityRange
 
 __all__ = ["SparseFric"]
 
@@ -372,9 +372,22 @@ class SparseFric(RegressorMixin, BaseEstimator):
                  substeps: int = 10) -> tuple[np.ndarray, np.ndarray]:
         """Free run of the identified equation of motion driven by ``tau`` [N·m].
 
-        Returns q [rad] and q̇ [rad/s] at the samples of ``tau`` (period ``dt`` [s]).
+        Returns q [rad] and q̇ [rad/s] at the samples of ``tau`` (period ``dt`` [s]). A run that
+        leaves the model's validity range gives an
+        :class:`~sparsefric.validity.OutsideValidityWarning`.
         """
-        return free_run(self.model_, tau, q0, qd0, dt=dt, substeps=substeps)
+        check_is_fitted(self)
+        tau = np.asarray(tau, dtype=float)
+        if tau.ndim != 1 or not np.isfinite(tau).all():
+            raise OptionError("tau", "must be a 1-D array of finite torques")
+        check_positive("dt", dt)
+        check_positive("substeps", substeps, integer=True)
+        if not (np.isfinite(q0) and np.isfinite(qd0)):
+            raise OptionError("q0" if not np.isfinite(q0) else "qd0", "must be finite")
+        q, qd = free_run(self.model_, tau, q0, qd0, dt=dt, substeps=substeps)
+        if message := self.model_.outside_message(q, qd):
+            warnings.warn(message, OutsideValidityWarning, stacklevel=2)
+        return q, qd
 
     def _repr_html_(self) -> str:
         """Jupyter display: the result's tables, or the options of an unfitted estimator."""

@@ -17,6 +17,7 @@ from sklearn.utils.estimator_checks import estimator_checks_generator
 from sparsefric.data import load_trajectories
 from sparsefric.errors import DataError, FitWarning, OptionError
 from sparsefric.estimator import SparseFric
+from sparsefric.validity import OutsideValidityWarning
 
 from .conftest import EXAMPLE, imported_by
 
@@ -185,6 +186,26 @@ def test_unfitted_estimator_says_so():
         SparseFric().predict(_role("test"))
     with pytest.raises(NotFittedError):
         SparseFric().equations()
+    with pytest.raises(NotFittedError):
+        SparseFric().simulate(np.zeros(10), q0=0.0)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"tau": np.r_[1.0, np.nan]}, "tau must be a 1-D array of finite torques"),
+    ({"tau": np.zeros((3, 2))}, "tau must be a 1-D array of finite torques"),
+    ({"dt": -1e-3}, "dt must be a finite number > 0, got -0.001"),
+    ({"q0": np.inf}, "q0 must be finite"),
+])
+def test_a_free_run_refuses_what_it_cannot_integrate(fast_fit, kwargs, message):
+    """A negative dt or a NaN torque gave an all-NaN run without a word."""
+    args = {"tau": np.zeros(100), "q0": 0.0, **kwargs}
+    with pytest.raises(OptionError, match=f"^{re.escape(message)}$"):
+        fast_fit.simulate(**args)
+
+
+def test_a_free_run_beyond_the_identified_speeds_warns(fast_fit):
+    with pytest.warns(OutsideValidityWarning, match=r"velocity .* \(the model extrapolates\)"):
+        fast_fit.simulate(np.full(2000, 500.0), q0=0.0)
 
 
 def test_the_fits_warnings_are_python_warnings_and_shown_in_a_notebook():
