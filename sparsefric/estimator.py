@@ -26,7 +26,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from sparsefric.display import results_html, unfitted_html
 from sparsefric.errors import FitWarning, OptionError
-from sparsefric.frames import TrajectoryInput, as_trajectories, optional_trajectories
+from sparsefric.frames import (
+    TrajectoryInput,
+    as_trajectories,
+    optional_trajectories,
+    refuse_repeats,
+)
 from sparsefric.identify import DEFAULTS, Settings, fit_joint, settings
 from sparsefric.model import JointModel
 from sparsefric.options import check_cutoff, check_positive
@@ -257,6 +262,8 @@ class SparseFric(RegressorMixin, BaseEstimator):
         s = self.settings()  # a bad option is named before the data are read
         train = as_trajectories(X, y)
         val = optional_trajectories(validate, "validate")
+        refuse_repeats(train, "X")
+        refuse_repeats(val or [], "validate")
         check_cutoff(s.preprocessor.cutoff_hz, [*train, *(val or ())])
         self.result_, self.uncertainty_ = fit_joint(train, val, s)
         for message in self.result_.warnings:  # where a notebook shows them, as the CLI prints

@@ -21,6 +21,7 @@ and counts rows from 0 where a file's message would count lines.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,20 @@ def as_trajectories(X: Any, y: Any = None, *, torque: bool = True,
     if not out:
         raise OptionError(source, "holds no trajectory")
     return out
+
+
+def refuse_repeats(records: Sequence[Trajectory], source: str) -> None:
+    """:class:`OptionError` where a record of ``source`` repeats an earlier one sample for
+    sample (time, position and torque): fitted twice, its samples would count twice and
+    narrow every interval, as the command line refuses a file given twice."""
+    seen: dict[bytes, str] = {}
+    for r in records:
+        key = hashlib.blake2b(b"".join(np.ascontiguousarray(a, dtype=float).tobytes()
+                                       for a in (r.t, r.q, r.tau))).digest()
+        if key in seen:
+            raise OptionError(source, f"holds the same record twice ({seen[key]} and {r.name}): "
+                                      "its samples would count twice and narrow the intervals")
+        seen[key] = r.name
 
 
 def optional_trajectories(X: Any, source: str) -> list[Trajectory] | None:

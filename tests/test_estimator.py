@@ -173,6 +173,16 @@ def test_a_cutoff_that_would_take_away_the_moves_is_refused_before_the_fit(monke
         est.fit(_role("train"))
 
 
+def test_a_record_given_twice_is_refused(example):
+    """fit([tr, tr]) counted its samples twice, where the command line refuses the file."""
+    tr = example["train"][0]
+    with pytest.raises(OptionError, match=rf"^X holds the same record twice \({re.escape(tr.name)} "
+                                          "and"):
+        SparseFric(**FAST).fit([tr, *example["train"], tr.with_(name="copy")])
+    with pytest.raises(OptionError, match="^validate holds the same record twice"):
+        SparseFric(**FAST).fit(example["train"], validate=[example["validate"][0]] * 2)
+
+
 def test_trajectory_rows_must_be_contiguous():
     train = _role("train")
     shuffled = pd.concat([train.iloc[:100], train.iloc[-100:], train.iloc[100:-100]])
