@@ -18,8 +18,10 @@ cannot: finite numbers that fit a float, ordered ranges, equal-length arrays.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
+import numbers
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -367,7 +369,8 @@ class JointModel:
     @classmethod
     def from_dict(cls, data: Any, source: str = "model") -> JointModel:
         """Validate a ``sparsefric-model/1`` or ``/2`` dictionary; the error names the first bad
-        key."""
+        key. The model's ``extra`` is a deep copy of the other keys, so that editing one does
+        not edit the other."""
         return _parse(data, source)
 
     @classmethod
@@ -425,8 +428,12 @@ def _number(obj: dict, key: str, where: str, *, positive: bool = False,
 
 def _value(value: Any, what: str, where: str, *, positive: bool = False,
            nonneg: bool = False) -> float:
-    """``value`` as a float; ``what`` names it in the error (e.g. "key 'coulomb'")."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not _finite_float(value):
+    """``value`` as a float; ``what`` names it in the error (e.g. "key 'coulomb'").
+
+    Any real number type is taken (numpy's ``float32``, ``int64``…: a dictionary built in
+    Python); a bool is refused, though Python counts it as an integer."""
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+            or not _finite_float(value)):
         raise ModelFileError(f"{where}: {what} must be a finite number, got {_short(value)}")
     if positive and value <= 0:
         raise ModelFileError(f"{where}: {what} must be > 0, got {value!r}")
@@ -473,7 +480,7 @@ def _known_keys(obj: dict, allowed: tuple[str, ...], where: str) -> None:
                                  f"(allowed: {', '.join(allowed)})")
 
 
-def _finite_float(value: int | float) -> bool:
+def _finite_float(value: numbers.Real) -> bool:
     """Whether ``value`` is finite and fits a float (JSON integers can be arbitrarily long)."""
     try:
         return math.isfinite(float(value))
@@ -619,7 +626,7 @@ def _parse(data: Any, where: str) -> JointModel:
         sigma1=_number(fr, "sigma1", frw),
         validity=_parse_validity(data, where),
         uncertainty=_parse_uncertainty(data, where),
-        extra={k: v for k, v in data.items() if k not in known},
+        extra={k: copy.deepcopy(v) for k, v in data.items() if k not in known},
     )
 
 

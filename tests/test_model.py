@@ -36,6 +36,29 @@ def test_validation_names_the_bad_key(tmp_path, truth, mutate, message):
         JointModel.load(tmp_path / "m.json")
 
 
+def test_a_dictionary_built_with_numpy_numbers_is_read(truth):
+    data = truth.to_dict()
+    data["rigid_body"].update(inertia=np.float32(1.5), offset=np.int64(0))
+    data["friction"]["viscous"][0]["power"] = np.int64(1)
+    model = JointModel.from_dict(data)
+    assert model.inertia == 1.5 and model.offset == 0.0 and model.viscous[0][0] == 1
+    assert type(model.inertia) is float and type(model.viscous[0][0]) is int
+
+
+@pytest.mark.parametrize("value", [True, np.bool_(True), "1.5", np.str_("1.5")])
+def test_a_bool_or_a_string_is_no_number(truth, value):
+    data = truth.to_dict()
+    data["rigid_body"]["inertia"] = value
+    with pytest.raises(ModelFileError, match="key 'inertia' must be a finite number, got"):
+        JointModel.from_dict(data)
+
+
+def test_extra_is_a_copy_of_the_dictionary(truth):
+    data = {**truth.to_dict(), "fit": {"model": "A"}}
+    JointModel.from_dict(data).extra["fit"]["model"] = "B"
+    assert data["fit"] == {"model": "A"}
+
+
 def test_bad_json_and_missing_file(tmp_path):
     (tmp_path / "m.json").write_text("{not json")
     with pytest.raises(ModelFileError, match="not valid JSON"):
