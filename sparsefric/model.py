@@ -33,7 +33,7 @@ import pandas as pd
 
 from sparsefric import lugre
 from sparsefric.atomic import write_text
-from sparsefric.errors import ModelFileError
+from sparsefric.errors import ModelFileError, OptionError
 from sparsefric.tables import NOTEBOOK_STYLE, html_table
 from sparsefric.validity import QUANTITIES, Excursion, ValidityRange, enforce, outside_message
 
@@ -43,6 +43,8 @@ FORMAT = "sparsefric-model/2"
 READABLE_FORMATS = ("sparsefric-model/1", FORMAT)
 AXES = ("revolute", "prismatic")
 KINDS = ("lugre", "static")
+#: The file's own top-level keys; the model's ``extra`` cannot hold them.
+OWN_KEYS = ("format", "axis", "rigid_body", "friction", "validity", "uncertainty")
 UNCERTAINTY_METHODS = ("bootstrap", "asymptotic")
 #: Names of ``uncertainty.intervals``: these, ``stribeck:<δ>`` and ``viscous:<p>``.
 INTERVAL_NAMES = ("inertia", "gravity_cos", "gravity_sin", "offset", "coulomb",
@@ -145,9 +147,16 @@ class JointModel:
     uncertainty : Uncertainty, optional
         Confidence intervals of the parameters.
     extra : dict
-        Other keys (fit statistics, provenance); kept verbatim in the file.
+        Other keys (fit statistics, provenance); kept verbatim in the file. A key of the
+        file's own (:data:`OWN_KEYS`) is refused when the model is written, for it would
+        replace the model's value.
 
     ``validity``, ``uncertainty`` and ``extra`` describe the model and take no part in equality.
+
+    Construction checks ``axis`` and ``kind`` only (:class:`~sparsefric.errors.OptionError`):
+    the fits build models whose numbers a file may not hold (a regression's negative inertia,
+    which identification zeroes before it writes the model). :meth:`to_json` and :meth:`save`
+    refuse a model that :meth:`load` would refuse, with the loader's message.
     """
 
     axis: str = "revolute"
@@ -166,6 +175,13 @@ class JointModel:
     validity: ValidityRange | None = field(default=None, compare=False)
     uncertainty: Uncertainty | None = field(default=None, compare=False)
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        for name, choices in (("axis", AXES), ("kind", KINDS)):
+            value = getattr(self, name)
+            if value not in choices:
+                raise OptionError(name, f"must be one of {', '.join(choices)}, "
+                                        f"got {_short(value)}")
 
     # ----------------------------------------------------------------- evaluation
     @property
@@ -329,7 +345,17 @@ class JointModel:
 
     # ----------------------------------------------------------------- file format
     def to_dict(self) -> dict[str, Any]:
-        """The ``sparsefric-model/2`` dictionary."""
+        """The ``sparsefric-model/2`` dictionary (not validated: :meth:`to_json` is).
+
+        Raises
+        ------
+        OptionError
+            A key of ``extra`` is one of :data:`OWN_KEYS`.
+        """
+        own = next((k for k in self.extra if k in OWN_KEYS), None)
+        if own is not None:
+            raise OptionError("extra", f"must not hold {_short(own)}, a key of the model itself "
+                                       f"({', '.join(OWN_KEYS)})")
         sign = {"type": "tanh", "K": self.tanh_k} if self.tanh_k > 0 else {"type": "sign"}
         out: dict[str, Any] = {
             "format": FORMAT,
@@ -358,13 +384,23 @@ class JointModel:
         out.update(self.extra)
         return out
 
-    def to_json(self) -> str:
-        """The model file's text (floats with full precision, keys in schema order)."""
-        return json.dumps(_finite(self.to_dict()), indent=2, allow_nan=False) + "\n"
+    def to_json(self, source: str = "model") -> str:
+        """The model file's text (floats with full precision, keys in schema order).
+
+        Raises
+        ------
+        ModelFileError
+            The model is one :meth:`load` would refuse (a coefficient that is not finite, a
+            LuGre model with σ0 ≤ 0…): the loader's message, naming ``source`` and the key.
+        """
+        data = self.to_dict()
+        _parse(data, source)
+        return json.dumps(_finite(data), indent=2, allow_nan=False) + "\n"
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the model file atomically."""
-        write_text(path, self.to_json())
+        """Write the model file atomically; a model :meth:`load` would refuse is not written
+        (:meth:`to_json`, the error naming ``path``)."""
+        write_text(path, self.to_json(str(path)))
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "model") -> JointModel:
@@ -609,7 +645,6 @@ def _parse(data: Any, where: str) -> JointModel:
     fr = _section(data, "friction", where)
     frw = f"{where}: friction"
     kind = _choice(fr, "kind", frw, KINDS)
-    known = {"format", "axis", "rigid_body", "friction", "validity", "uncertainty"}
     return JointModel(
         axis=axis,
         inertia=_number(rb, "inertia", rbw, nonneg=True),
@@ -626,7 +661,7 @@ def _parse(data: Any, where: str) -> JointModel:
         sigma1=_number(fr, "sigma1", frw),
         validity=_parse_validity(data, where),
         uncertainty=_parse_uncertainty(data, where),
-        extra={k: copy.deepcopy(v) for k, v in data.items() if k not in known},
+        extra={k: copy.deepcopy(v) for k, v in data.items() if k not in OWN_KEYS},
     )
 
 

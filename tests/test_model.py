@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
 
-from sparsefric.errors import ModelFileError
+from sparsefric.errors import ModelFileError, OptionError
 from sparsefric.model import JointModel
 
 
@@ -34,6 +35,42 @@ def test_validation_names_the_bad_key(tmp_path, truth, mutate, message):
     (tmp_path / "m.json").write_text(json.dumps(data))
     with pytest.raises(ModelFileError, match=message):
         JointModel.load(tmp_path / "m.json")
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"coulomb": float("nan")}, r"friction: key 'coulomb' must be a finite number, got nan$"),
+    ({"kind": "lugre", "sigma0": 0.0}, r"friction: key 'sigma0' must be > 0, got 0.0$"),
+    ({"inertia": -1.0}, r"rigid_body: key 'inertia' must be ≥ 0, got -1.0$"),
+    ({"viscous": ((1.5, 2.0),)},
+     r"friction\.viscous\[0\]: key 'power' must be a positive integer$"),
+])
+def test_a_model_the_loader_refuses_is_not_written(tmp_path, truth, changes, message):
+    bad = truth.with_(**changes)
+    with pytest.raises(ModelFileError, match=f"^{re.escape(str(tmp_path / 'm.json'))}: {message}"):
+        bad.save(tmp_path / "m.json")
+    assert not (tmp_path / "m.json").exists()
+    with pytest.raises(ModelFileError, match=f"^model: {message}"):
+        bad.to_json()
+
+
+def test_extra_cannot_replace_the_models_own_keys(tmp_path, truth):
+    with pytest.raises(OptionError, match=r"^extra must not hold 'axis', a key of the model "
+                                          r"itself \(format, axis, rigid_body, friction, "):
+        truth.with_(extra={"axis": "prismatic", "fit": {}}).save(tmp_path / "m.json")
+    kept = truth.with_(extra={"fit": {"rmse": float("nan")}})
+    kept.save(tmp_path / "m.json")
+    assert JointModel.load(tmp_path / "m.json").extra == {"fit": {"rmse": None}}
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"kind": "LuGre"}, "kind must be one of lugre, static, got 'LuGre'"),
+    ({"axis": "linear"}, "axis must be one of revolute, prismatic, got 'linear'"),
+])
+def test_construction_refuses_an_unknown_axis_or_kind(truth, changes, message):
+    with pytest.raises(OptionError, match=f"^{message}$"):
+        JointModel(**changes)
+    with pytest.raises(OptionError, match=f"^{message}$"):
+        truth.with_(**changes)
 
 
 def test_a_dictionary_built_with_numpy_numbers_is_read(truth):
