@@ -42,10 +42,12 @@ from sparsefric.validity import OutsideValidityWarning, ValidityRange, check_out
 __all__ = [
     "FrictionParams",
     "LuGreFriction",
+    "check_record",
     "default_start",
     "g_at",
     "integrate_z",
     "lugre_torque",
+    "per_sample",
     "direction_mean_curve",
     "static_curve",
     "stribeck_g",
@@ -338,6 +340,71 @@ def default_start(qd: np.ndarray, dt: np.ndarray, params: FrictionParams) -> flo
     return z_ss if _slides_one_way(qd, dt, abs(z_ss)) else 0.0
 
 
+def per_sample(dt: float | np.ndarray, n: int, lengths: tuple[int, ...]) -> np.ndarray:
+    """Time steps ``dt`` [s] as a contiguous array of ``n``: a number repeated, or an array of
+    one of ``lengths`` entries completed with zeros (steps not used).
+
+    Raises
+    ------
+    OptionError
+        ``dt`` is an array of another length or shape.
+    """
+    if np.ndim(dt) == 0:
+        return np.full(n, float(dt))
+    h = np.asarray(dt, dtype=np.float64)
+    if h.ndim != 1 or h.shape[0] not in lengths:
+        counts = " or ".join(str(k) for k in sorted(set(lengths)) if k >= 0)
+        raise OptionError("dt", f"must be a number or an array of {counts} time steps for "
+                                f"{n} samples, got shape {h.shape}")
+    return np.ascontiguousarray(h if h.shape[0] == n else np.r_[h, np.zeros(n - h.shape[0])])
+
+
+def refusal(name: str, value: float, velocity_unit: str = "rad/s") -> OptionError:
+    """The error for an input the bristle update cannot take: ``name`` (``qd``, ``dt``,
+    ``qd[i]``, ``dt[i]``) and its ``value`` [``velocity_unit`` | s]."""
+    must = (f"a finite velocity [{velocity_unit}]" if name.startswith("qd")
+            else "a positive, finite time step [s]")
+    return OptionError(name, f"must be {must}, got {float(value)!r}")
+
+
+def check_record(qd: np.ndarray, dt: float | np.ndarray, lengths: tuple[int, ...],
+                 used: range, velocity_unit: str = "rad/s") -> None:
+    """Refuse a record the bristle update cannot take (``DESIGN.md`` §96), checked once with
+    array operations.
+
+    Parameters
+    ----------
+    qd : ndarray, shape (n,)
+        Velocity [rad/s]; every entry must be finite.
+    dt : float or ndarray
+        Time steps [s]: a number, or an array of one of ``lengths`` entries (:func:`per_sample`).
+        Those at the indices ``used`` must be positive and finite (a number: if any is used).
+    lengths : tuple of int
+        The lengths ``dt`` may have.
+    used : range
+        The indices of the steps the update uses, within ``range(n)``.
+    velocity_unit : str
+        Unit of ``qd`` in the message.
+
+    Raises
+    ------
+    OptionError
+        A ``ValueError`` naming the first bad entry, ``qd[i]`` or ``dt[i]`` (``dt`` for a
+        number), or ``dt`` of the wrong length.
+    """
+    bad = np.flatnonzero(~np.isfinite(qd))
+    if bad.size:
+        raise refusal(f"qd[{bad[0]}]", qd[bad[0]], velocity_unit)
+    if np.ndim(dt) == 0:
+        if len(used) and not 0.0 < float(dt) < math.inf:
+            raise refusal("dt", dt)
+        return
+    h = per_sample(dt, qd.shape[0], lengths)[used.start:used.stop]
+    bad = np.flatnonzero(~((h > 0.0) & (h < math.inf)))
+    if bad.size:
+        raise refusal(f"dt[{used[bad[0]]}]", h[bad[0]])
+
+
 def integrate_z(
     qd: np.ndarray, dt: float | np.ndarray, params: FrictionParams, z0: float | None = None,
     g: np.ndarray | None = None, substeps: int = 1,
@@ -349,7 +416,10 @@ def integrate_z(
     qd : ndarray, shape (n,)
         Joint velocity [rad/s] at the samples.
     dt : float or ndarray
-        Sample period [s], scalar or per interval (length n − 1 or n).
+        Sample period [s], scalar or per interval (length n − 1, or n with the last unused;
+        another length raises :class:`~sparsefric.errors.OptionError`). Not checked further:
+        :meth:`sparsefric.model.JointModel.friction_torque` refuses values the update cannot
+        take.
     params : FrictionParams
         Uses σ0 > 0 [N·m/rad], g(q̇) and K.
     z0 : float, optional
@@ -376,10 +446,7 @@ def integrate_z(
     """
     qd = np.ascontiguousarray(qd, dtype=np.float64)
     n = qd.shape[0]
-    if np.ndim(dt) == 0:
-        step = np.full(n, float(dt))
-    else:
-        step = np.ascontiguousarray(np.resize(np.asarray(dt, dtype=np.float64), n))
+    step = per_sample(dt, n, (n - 1, n))
     g = stribeck_g(qd, params) if g is None else np.ascontiguousarray(g, dtype=np.float64)
     start = float(z0) if z0 is not None else default_start(qd, step, params)
     return _integrate(qd, step, float(params.sigma0), g, float(params.tanh_k), start,
@@ -482,9 +549,9 @@ class LuGreFriction:
         """
         qd, dt = float(qd), float(dt)
         if not math.isfinite(qd):
-            raise self._refusal("qd", qd)
+            raise refusal("qd", qd, self.velocity_unit)
         if self._started and not 0.0 < dt < math.inf:
-            raise self._refusal("dt", dt)
+            raise refusal("dt", dt)
         qd = self._admit(qd)
         tau, self._z, self._g = _step(self._z, self._qd, self._g, self._started, qd, dt,
                                       *self._kernel_args)
@@ -514,13 +581,14 @@ class LuGreFriction:
         ------
         OptionError
             A ``ValueError`` naming the first velocity that is not finite or time step (where
-            used) that is not positive and finite. The state is unchanged.
+            used) that is not positive and finite, or ``dt`` of another length than ``qd``.
+            The state is unchanged.
         """
         qd = np.array(qd, dtype=np.float64, ndmin=1)
-        self._check_record(qd, dt)
-        qd = self._admit(qd)
         n = qd.shape[0]
-        step = np.broadcast_to(np.asarray(dt, dtype=np.float64), (n,))
+        check_record(qd, dt, (n,), range(0 if self._started else 1, n), self.velocity_unit)
+        qd = self._admit(qd)
+        step = per_sample(dt, n, (n,))
         if n == 0:
             return np.zeros(0), np.zeros(0)
         if not self.dynamic:
@@ -542,26 +610,6 @@ class LuGreFriction:
         """Steady-state friction τ_ss(q̇) = s(q̇) g(q̇) + τ_v(q̇) [N·m] (no state, no range
         check)."""
         return static_curve(qd, self.params)
-
-    def _refusal(self, name: str, value: float) -> OptionError:
-        """The error for an input the bristle update cannot take: ``name`` (``qd``, ``dt``,
-        ``qd[i]``, ``dt[i]``) and its ``value`` [rad/s | s]."""
-        must = (f"a finite velocity [{self.velocity_unit}]" if name.startswith("qd")
-                else "a positive, finite time step [s]")
-        return OptionError(name, f"must be {must}, got {float(value)!r}")
-
-    def _check_record(self, qd: np.ndarray, dt: float | np.ndarray) -> None:
-        """Raise :meth:`_refusal` for the first velocity of ``qd`` [rad/s] that is not finite,
-        or time step of ``dt`` [s] that is not positive and finite among those used (all but
-        the first right after :meth:`reset`)."""
-        bad = np.flatnonzero(~np.isfinite(qd))
-        if bad.size:
-            raise self._refusal(f"qd[{bad[0]}]", qd[bad[0]])
-        first = 0 if self._started else 1
-        h = np.broadcast_to(np.asarray(dt, dtype=np.float64), qd.shape)
-        bad = first + np.flatnonzero(~((h[first:] > 0.0) & (h[first:] < math.inf)))
-        if bad.size:
-            raise self._refusal(f"dt[{bad[0]}]" if np.ndim(dt) else "dt", h[bad[0]])
 
     def _admit(self, qd: np.ndarray | float) -> np.ndarray | float:
         """Velocities after the ``outside`` policy: warned about once, clamped, or as given."""

@@ -223,22 +223,62 @@ class JointModel:
         """Friction along a velocity record [N·m]: LuGre (z integrated, in ``substeps`` parts
         per sample interval as :func:`sparsefric.lugre.integrate_z`) or static.
 
-        ``outside`` as in :meth:`static_friction`.
+        Parameters
+        ----------
+        qd : ndarray, shape (n,)
+            Velocity [rad/s | m/s] at the samples.
+        dt : float or ndarray
+            Sample period [s]: a number, or one per interval (n − 1 entries, or n with the last
+            unused).
+        z0 : float, optional
+            Initial bristle deflection [rad | m] of a LuGre model; default
+            :func:`sparsefric.lugre.default_start`.
+        outside : {"warn", "clamp", "ignore"}
+            As in :meth:`static_friction`.
+        substeps : int
+            As in :func:`sparsefric.lugre.integrate_z`.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+            τ_f [N·m | N].
+
+        Raises
+        ------
+        OptionError
+            A ``ValueError`` naming a velocity that is not finite or a time step that is not
+            positive and finite (``qd[i]``, ``dt[i]``, or ``dt`` for a number), or ``dt`` of
+            another length, for either kind: the bristle state would turn NaN for good or run
+            backwards (``DESIGN.md`` §96).
         """
-        qd = self._admitted(outside, velocity=qd)["velocity"]
-        if self.kind == "lugre":
-            return lugre.lugre_torque(qd, dt, self.friction, z0, substeps=substeps)
-        return lugre.static_curve(qd, self.friction)
+        qd = self._admitted(outside, velocity=self._record(qd, dt))["velocity"]
+        return self._friction(qd, dt, z0, substeps)
 
     def torque(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, dt: float | np.ndarray,
                z0: float | None = None, *, outside: str = "warn") -> np.ndarray:
         """Inverse dynamics τ̂ = rigid body + friction [N·m] along one trajectory.
 
-        ``outside`` as in :meth:`static_friction`, for the position and the velocity.
+        ``outside`` as in :meth:`static_friction`, for the position and the velocity; ``qd``,
+        ``dt`` and ``z0`` as in :meth:`friction_torque`, which refuses the same inputs.
         """
-        given = self._admitted(outside, position=q, velocity=qd)
+        given = self._admitted(outside, position=q, velocity=self._record(qd, dt))
         return (self.rigid_body_torque(given["position"], qdd)
-                + self.friction_torque(given["velocity"], dt, z0, outside="ignore"))
+                + self._friction(given["velocity"], dt, z0, 1))
+
+    def _record(self, qd: np.ndarray, dt: float | np.ndarray) -> np.ndarray:
+        """Velocities ``qd`` [rad/s | m/s] as a float array, after
+        :func:`sparsefric.lugre.check_record` with the time steps ``dt`` [s]."""
+        qd = np.atleast_1d(np.asarray(qd, dtype=np.float64))
+        n = qd.shape[0]
+        lugre.check_record(qd, dt, (n - 1, n), range(n - 1), units(self.axis)["qd"])
+        return qd
+
+    def _friction(self, qd: np.ndarray, dt: float | np.ndarray, z0: float | None,
+                  substeps: int) -> np.ndarray:
+        """τ_f [N·m] of checked inputs (:meth:`friction_torque`)."""
+        if self.kind == "lugre":
+            return lugre.lugre_torque(qd, dt, self.friction, z0, substeps=substeps)
+        return lugre.static_curve(qd, self.friction)
 
     def check_validity(self, q: np.ndarray | None = None, qd: np.ndarray | None = None,
                        tau: np.ndarray | None = None) -> list[Excursion]:

@@ -146,6 +146,10 @@ def test_a_record_with_a_bad_sample_is_refused_whole(model):
     with pytest.raises(ValueError, match=r"^dt\[3\] must be a positive, finite time step"):
         f.simulate(v, np.r_[DT, DT, DT, -DT, np.full(46, DT)])
     assert f.z == 0.0
+    with pytest.raises(ValueError, match=r"^dt must be a number or an array of 50 time steps "
+                                         r"for 50 samples, got shape \(49,\)$"):
+        f.simulate(v, np.full(49, DT))
+    assert f.z == 0.0
     f.simulate(v, np.r_[np.nan, np.full(49, DT)])  # dt before the first sample is not used
     with pytest.raises(ValueError, match=r"^dt must be a positive, finite time step"):
         f.simulate(v, 0.0)

@@ -130,6 +130,37 @@ def test_parameters_list_the_stribeck_velocity_only_with_a_stribeck_term(truth):
     assert rows[-1] == ("breakaway torque", "N·m", coulomb_viscous.breakaway_torque())
 
 
+V = np.linspace(0.1, 0.5, 5)
+STEP = r"must be a positive, finite time step \[s\], got"
+
+
+@pytest.mark.parametrize("kind", ["lugre", "static"])
+@pytest.mark.parametrize("qd, dt, message", [
+    (V, -1e-3, rf"^dt {STEP} -0.001$"),
+    (V, 0.0, rf"^dt {STEP} 0.0$"),
+    (V, np.nan, rf"^dt {STEP} nan$"),
+    (V, np.r_[1e-3, 1e-3, -1e-3, 1e-3], rf"^dt\[2\] {STEP} -0.001$"),
+    (np.r_[0.1, np.nan, 0.3], 1e-3, r"^qd\[1\] must be a finite velocity \[rad/s\], got nan$"),
+    (V, np.array([1e-3, 0.5]),
+     r"^dt must be a number or an array of 4 or 5 time steps for 5 samples, got shape \(2,\)$"),
+])
+def test_a_record_the_bristle_update_cannot_take_is_refused(truth, kind, qd, dt, message):
+    """As LuGreFriction refuses it: z would turn NaN for good, run backwards or follow steps
+    cycled to the record's length."""
+    model = truth.with_(kind=kind)
+    with pytest.raises(OptionError, match=message):
+        model.friction_torque(qd, dt)
+    with pytest.raises(OptionError, match=message):
+        model.torque(np.zeros(len(qd)), qd, np.zeros(len(qd)), dt)
+
+
+def test_dt_holds_one_step_per_interval_or_per_sample(truth):
+    """n − 1 steps, or n with the last unused (and not checked)."""
+    tau = truth.friction_torque(V, 1e-3)
+    np.testing.assert_array_equal(truth.friction_torque(V, np.full(4, 1e-3)), tau)
+    np.testing.assert_array_equal(truth.friction_torque(V, np.r_[np.full(4, 1e-3), np.nan]), tau)
+
+
 def test_a_joint_held_at_rest_needs_its_gravity_torque_only(truth):
     """A record that never moves (speed noise of 0.1 mrad/s) is predicted as gravity, not
     gravity plus the break-away torque of a bristle started at steady sliding."""
