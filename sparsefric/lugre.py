@@ -53,6 +53,7 @@ __all__ = [
     "stribeck_g",
     "presliding_stiffness",
     "steady_state_z",
+    "velocities",
     "viscous_at",
     "z_step",
 ]
@@ -262,10 +263,27 @@ def _g_array(qd, fc, omega, deltas, amps):
     return out
 
 
-def stribeck_g(qd: np.ndarray, params: FrictionParams) -> np.ndarray:
-    """g(q̇) = f_c + Σ A_i exp(−|q̇/Ω_s|^{δ_i}) [N·m] for velocities ``qd`` [rad/s]."""
+def velocities(qd: float | np.ndarray) -> np.ndarray:
+    """Velocities ``qd`` [rad/s] as a float array of no or one dimension.
+
+    Raises
+    ------
+    OptionError
+        ``qd`` has more dimensions (the compiled kernels run along one record).
+    """
+    v = np.asarray(qd, dtype=np.float64)
+    if v.ndim > 1:
+        raise OptionError("qd", f"must be a number or a 1-D array, got shape {v.shape}")
+    return v
+
+
+def stribeck_g(qd: float | np.ndarray, params: FrictionParams) -> float | np.ndarray:
+    """g(q̇) = f_c + Σ A_i exp(−|q̇/Ω_s|^{δ_i}) [N·m] for velocities ``qd`` [rad/s]: a float
+    for a number, an array for a 1-D array (:func:`velocities`)."""
+    v = velocities(qd)
     fc, omega, deltas, amps, _, _, _ = params.as_tuple()
-    return _g_array(np.ascontiguousarray(qd, dtype=np.float64), fc, omega, deltas, amps)
+    g = _g_array(np.ascontiguousarray(v), fc, omega, deltas, amps)
+    return float(g[0]) if v.ndim == 0 else g
 
 
 def sign_function(qd: np.ndarray, tanh_k: float) -> np.ndarray:
@@ -283,10 +301,12 @@ def viscous_torque(qd: np.ndarray, params: FrictionParams) -> np.ndarray:
     return out
 
 
-def static_curve(qd: np.ndarray, params: FrictionParams) -> np.ndarray:
-    """Steady-state friction τ_ss(q̇) = s(q̇) g(q̇) + τ_v(q̇) [N·m]."""
-    qd = np.asarray(qd, dtype=float)
-    return sign_function(qd, params.tanh_k) * stribeck_g(qd, params) + viscous_torque(qd, params)
+def static_curve(qd: float | np.ndarray, params: FrictionParams) -> float | np.ndarray:
+    """Steady-state friction τ_ss(q̇) = s(q̇) g(q̇) + τ_v(q̇) [N·m] at velocities ``qd``
+    [rad/s]: a float for a number, an array for a 1-D array (:func:`velocities`)."""
+    qd = velocities(qd)
+    out = sign_function(qd, params.tanh_k) * stribeck_g(qd, params) + viscous_torque(qd, params)
+    return float(out) if qd.ndim == 0 else out
 
 
 def direction_mean_curve(speed: np.ndarray, params: FrictionParams) -> np.ndarray:
@@ -564,8 +584,9 @@ class LuGreFriction:
 
         Parameters
         ----------
-        qd : ndarray, shape (n,)
-            Velocity [rad/s].
+        qd : float or ndarray, shape (n,)
+            Velocity [rad/s] (a number: one sample; more dimensions raise
+            :class:`~sparsefric.errors.OptionError`).
         dt : float or ndarray, shape (n,)
             Time [s] from the previous sample to each sample (the first entry is unused right
             after :meth:`reset`).
@@ -584,7 +605,7 @@ class LuGreFriction:
             used) that is not positive and finite, or ``dt`` of another length than ``qd``.
             The state is unchanged.
         """
-        qd = np.array(qd, dtype=np.float64, ndmin=1)
+        qd = np.atleast_1d(velocities(qd))
         n = qd.shape[0]
         check_record(qd, dt, (n,), range(0 if self._started else 1, n), self.velocity_unit)
         qd = self._admit(qd)
@@ -606,9 +627,9 @@ class LuGreFriction:
         p = self.params
         return p.sigma0 * z + p.sigma1 * zd + viscous_torque(qd, p), z
 
-    def static_curve(self, qd: np.ndarray) -> np.ndarray:
+    def static_curve(self, qd: float | np.ndarray) -> float | np.ndarray:
         """Steady-state friction τ_ss(q̇) = s(q̇) g(q̇) + τ_v(q̇) [N·m] (no state, no range
-        check)."""
+        check; a float for a number, as :func:`static_curve`)."""
         return static_curve(qd, self.params)
 
     def _admit(self, qd: np.ndarray | float) -> np.ndarray | float:

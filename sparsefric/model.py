@@ -207,14 +207,26 @@ class JointModel:
             out = out + self.gravity_cos * np.cos(q) + self.gravity_sin * np.sin(q)
         return out
 
-    def static_friction(self, qd: np.ndarray, *, outside: str = "warn") -> np.ndarray:
+    def static_friction(self, qd: float | np.ndarray, *,
+                        outside: str = "warn") -> float | np.ndarray:
         """Steady-state friction τ_ss(q̇) [N·m] (the LuGre model with ż = 0).
 
-        ``outside`` handles velocities beyond the validity range (see :meth:`check_validity`):
-        ``"warn"`` (one :class:`~sparsefric.validity.OutsideValidityWarning` per call),
-        ``"clamp"`` (q̇ limited to the range) or ``"ignore"``.
+        Parameters
+        ----------
+        qd : float or ndarray, shape (n,)
+            Velocity [rad/s | m/s]; more dimensions raise
+            :class:`~sparsefric.errors.OptionError`.
+        outside : {"warn", "clamp", "ignore"}
+            Velocities beyond the validity range (see :meth:`check_validity`): ``"warn"`` (one
+            :class:`~sparsefric.validity.OutsideValidityWarning` per call), ``"clamp"`` (q̇
+            limited to the range) or ``"ignore"``.
+
+        Returns
+        -------
+        float or ndarray
+            τ_ss [N·m | N]: a float for a number, an array for an array.
         """
-        qd = self._admitted(outside, velocity=qd)["velocity"]
+        qd = self._admitted(outside, velocity=lugre.velocities(qd))["velocity"]
         return lugre.static_curve(qd, self.friction)
 
     def friction_torque(self, qd: np.ndarray, dt: float | np.ndarray,
@@ -268,7 +280,7 @@ class JointModel:
     def _record(self, qd: np.ndarray, dt: float | np.ndarray) -> np.ndarray:
         """Velocities ``qd`` [rad/s | m/s] as a float array, after
         :func:`sparsefric.lugre.check_record` with the time steps ``dt`` [s]."""
-        qd = np.atleast_1d(np.asarray(qd, dtype=np.float64))
+        qd = np.atleast_1d(lugre.velocities(qd))
         n = qd.shape[0]
         lugre.check_record(qd, dt, (n - 1, n), range(n - 1), units(self.axis)["qd"])
         return qd

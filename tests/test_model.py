@@ -112,6 +112,26 @@ def test_static_curve_matches_definition(truth):
     assert truth.breakaway_torque() == pytest.approx(25.0, rel=1e-3)
 
 
+def test_static_friction_of_a_number_is_a_number(truth):
+    """As numpy's functions: a number for a number (a format string takes it), an array for
+    an array."""
+    at = truth.static_friction(0.5)
+    assert type(at) is float and f"{at:.2f}" == f"{truth.static_friction(np.array([0.5]))[0]:.2f}"
+    assert type(truth.friction_object().static_curve(np.float64(0.5))) is float
+    assert truth.static_friction(np.array([0.5])).shape == (1,)
+
+
+def test_a_grid_of_velocities_is_refused_naming_qd(truth):
+    grid = np.array([[0.1, 0.5], [0.2, 0.3]])
+    message = r"^qd must be a number or a 1-D array, got shape \(2, 2\)$"
+    with pytest.raises(OptionError, match=message):
+        truth.static_friction(grid)
+    with pytest.raises(OptionError, match=message):
+        truth.friction_torque(grid, 1e-3)
+    with pytest.raises(OptionError, match=message):
+        truth.friction_object().simulate(grid, 1e-3)
+
+
 def test_breakaway_is_the_coulomb_stribeck_peak_not_a_viscous_one(truth):
     # a fitted negative q̇² term makes the whole static curve peak far above f_s
     bent = truth.with_(viscous=((1, 338.0), (2, -230.0)))
