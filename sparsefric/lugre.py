@@ -49,6 +49,7 @@ __all__ = [
     "lugre_torque",
     "per_sample",
     "direction_mean_curve",
+    "finite_start",
     "static_curve",
     "stribeck_g",
     "presliding_stiffness",
@@ -387,6 +388,20 @@ def refusal(name: str, value: float, velocity_unit: str = "rad/s") -> OptionErro
     return OptionError(name, f"must be {must}, got {float(value)!r}")
 
 
+def finite_start(z0: float) -> float:
+    """The initial bristle deflection ``z0`` [rad] as a float.
+
+    Raises
+    ------
+    OptionError
+        ``z0`` is not finite: z would stay NaN for good.
+    """
+    z = float(z0)
+    if not math.isfinite(z):
+        raise OptionError("z0", f"must be a finite bristle deflection, got {z!r}")
+    return z
+
+
 def check_record(qd: np.ndarray, dt: float | np.ndarray, lengths: tuple[int, ...],
                  used: range, velocity_unit: str = "rad/s") -> None:
     """Refuse a record the bristle update cannot take (``DESIGN.md`` §96), checked once with
@@ -518,7 +533,7 @@ class LuGreFriction:
         ``"warn"``: one :class:`~sparsefric.validity.OutsideValidityWarning` per object until
         :meth:`reset`; ``"clamp"``: q̇ limited to the range before it is used; ``"ignore"``.
     z0 : float
-        Initial bristle deflection [rad].
+        Initial bristle deflection [rad], finite (:meth:`reset`).
     velocity_unit : str
         Unit of q̇ in the warning (``"m/s"`` for a prismatic axis).
 
@@ -549,17 +564,25 @@ class LuGreFriction:
         return self._z
 
     def reset(self, z0: float | None = None) -> None:
-        """Start again from z = ``z0`` [rad] (None: 0, the joint at rest with relaxed bristles);
-        the next sample has no predecessor, and the out-of-range warning is re-armed."""
-        self._z = 0.0 if z0 is None or not self.dynamic else float(z0)
+        """Start again from z = ``z0`` [rad] (None: 0, the joint at rest with relaxed bristles;
+        a static model keeps none); the next sample has no predecessor, and the out-of-range
+        warning is re-armed.
+
+        Raises
+        ------
+        OptionError
+            ``z0`` is not finite (:func:`finite_start`).
+        """
+        z0 = 0.0 if z0 is None else finite_start(z0)
+        self._z = z0 if self.dynamic else 0.0
         self._qd = 0.0
         self._g = 0.0
         self._started = False
         self._warned = False
 
-    def step(self, qd: float, dt: float) -> float:
+    def step(self, qd: float, dt: float | None) -> float:
         """Friction torque τ_f [N·m] at velocity ``qd`` [rad/s], ``dt`` [s] after the previous
-        sample (unused on the first sample after :meth:`reset`).
+        sample (unused on the first sample after :meth:`reset`, where it may be None).
 
         Raises
         ------
@@ -567,13 +590,14 @@ class LuGreFriction:
             A ``ValueError``: ``qd`` is not finite or ``dt`` (where used) is not positive and
             finite. The state is unchanged.
         """
-        qd, dt = float(qd), float(dt)
+        qd = float(qd)
         if not math.isfinite(qd):
             raise refusal("qd", qd, self.velocity_unit)
-        if self._started and not 0.0 < dt < math.inf:
-            raise refusal("dt", dt)
+        h = float(dt) if self._started else 0.0
+        if self._started and not 0.0 < h < math.inf:
+            raise refusal("dt", h)
         qd = self._admit(qd)
-        tau, self._z, self._g = _step(self._z, self._qd, self._g, self._started, qd, dt,
+        tau, self._z, self._g = _step(self._z, self._qd, self._g, self._started, qd, h,
                                       *self._kernel_args)
         self._qd = qd
         self._started = True

@@ -243,7 +243,7 @@ class JointModel:
             Sample period [s]: a number, or one per interval (n − 1 entries, or n with the last
             unused).
         z0 : float, optional
-            Initial bristle deflection [rad | m] of a LuGre model; default
+            Initial bristle deflection [rad | m] of a LuGre model, finite; default
             :func:`sparsefric.lugre.default_start`.
         outside : {"warn", "clamp", "ignore"}
             As in :meth:`static_friction`.
@@ -259,11 +259,11 @@ class JointModel:
         ------
         OptionError
             A ``ValueError`` naming a velocity that is not finite or a time step that is not
-            positive and finite (``qd[i]``, ``dt[i]``, or ``dt`` for a number), or ``dt`` of
-            another length, for either kind: the bristle state would turn NaN for good or run
-            backwards (``DESIGN.md`` §96).
+            positive and finite (``qd[i]``, ``dt[i]``, or ``dt`` for a number), ``dt`` of
+            another length, or ``z0`` that is not finite, for either kind: the bristle state
+            would turn NaN for good or run backwards (``DESIGN.md`` §96).
         """
-        qd = self._admitted(outside, velocity=self._record(qd, dt))["velocity"]
+        qd = self._admitted(outside, velocity=self._record(qd, dt, z0))["velocity"]
         return self._friction(qd, dt, z0, substeps)
 
     def torque(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, dt: float | np.ndarray,
@@ -273,16 +273,19 @@ class JointModel:
         ``outside`` as in :meth:`static_friction`, for the position and the velocity; ``qd``,
         ``dt`` and ``z0`` as in :meth:`friction_torque`, which refuses the same inputs.
         """
-        given = self._admitted(outside, position=q, velocity=self._record(qd, dt))
+        given = self._admitted(outside, position=q, velocity=self._record(qd, dt, z0))
         return (self.rigid_body_torque(given["position"], qdd)
                 + self._friction(given["velocity"], dt, z0, 1))
 
-    def _record(self, qd: np.ndarray, dt: float | np.ndarray) -> np.ndarray:
+    def _record(self, qd: np.ndarray, dt: float | np.ndarray, z0: float | None) -> np.ndarray:
         """Velocities ``qd`` [rad/s | m/s] as a float array, after
-        :func:`sparsefric.lugre.check_record` with the time steps ``dt`` [s]."""
+        :func:`sparsefric.lugre.check_record` with the time steps ``dt`` [s] and
+        :func:`sparsefric.lugre.finite_start` of ``z0`` [rad | m] if given."""
         qd = np.atleast_1d(lugre.velocities(qd))
         n = qd.shape[0]
         lugre.check_record(qd, dt, (n - 1, n), range(n - 1), units(self.axis)["qd"])
+        if z0 is not None:
+            lugre.finite_start(z0)
         return qd
 
     def _friction(self, qd: np.ndarray, dt: float | np.ndarray, z0: float | None,
@@ -378,7 +381,8 @@ class JointModel:
 
     def friction_object(self, *, outside: str = "warn", z0: float = 0.0) -> lugre.LuGreFriction:
         """This joint's friction as a stateful :class:`~sparsefric.lugre.LuGreFriction` (run
-        sample by sample), with its ``kind``, validity range and axis units."""
+        sample by sample), with its ``kind``, validity range and axis units, starting from the
+        bristle deflection ``z0`` [rad | m] (finite)."""
         params = self.friction
         if self.kind == "static":
             params = replace(params, sigma0=0.0, sigma1=0.0)

@@ -153,3 +153,24 @@ def test_a_record_with_a_bad_sample_is_refused_whole(model):
     f.simulate(v, np.r_[np.nan, np.full(49, DT)])  # dt before the first sample is not used
     with pytest.raises(ValueError, match=r"^dt must be a positive, finite time step"):
         f.simulate(v, 0.0)
+
+
+def test_the_first_step_after_reset_takes_no_time_step(model):
+    """Its dt is not used, so None is as good as any number."""
+    v = recorded_velocity(20)
+    f, ref = model.friction_object(), model.friction_object()
+    out = [f.step(v[0], None), *(f.step(x, DT) for x in v[1:])]
+    np.testing.assert_array_equal(out, [ref.step(x, DT) for x in v])
+
+
+@pytest.mark.parametrize("z0", [np.nan, np.inf])
+def test_a_start_that_is_not_finite_is_refused(model, z0):
+    message = rf"^z0 must be a finite bristle deflection, got {z0!r}$"
+    with pytest.raises(ValueError, match=message):
+        model.friction_object(z0=z0)
+    f = model.friction_object(z0=1e-4)
+    with pytest.raises(ValueError, match=message):
+        f.reset(z0)
+    assert f.z == 1e-4
+    with pytest.raises(ValueError, match=message):
+        model.friction_torque(recorded_velocity(20), DT, z0)
