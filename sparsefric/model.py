@@ -342,8 +342,22 @@ class JointModel:
         joint slides; with tanh(K q̇) (model B), the peak of tanh(K q̇)·g(q̇). The viscous terms
         are left out: the peak of the whole static curve can lie far above the speeds of the data
         (EMPS: a fitted −230 q̇² put it at 0.74 m/s, 124 N, against f_s ≈ 17 N).
+
+        Parameters
+        ----------
+        v_max : float
+            Largest speed of the search [rad/s | m/s], positive and finite (the grid starts at
+            10⁻⁷ or at ``v_max`` if that is smaller).
+
+        Raises
+        ------
+        OptionError
+            ``v_max`` is not positive and finite.
         """
-        v = np.geomspace(1e-7, v_max, 4000)
+        if not 0.0 < v_max < math.inf:
+            raise OptionError("v_max", "must be a positive, finite speed "
+                                       f"[{units(self.axis)['qd']}], got {v_max!r}")
+        v = np.geomspace(min(1e-7, v_max), v_max, 4000)
         p = self.friction
         return float(np.max(lugre.sign_function(v, p.tanh_k) * lugre.stribeck_g(v, p)))
 

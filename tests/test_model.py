@@ -141,6 +141,19 @@ def test_breakaway_is_the_coulomb_stribeck_peak_not_a_viscous_one(truth):
     assert truth.with_(stribeck=()).breakaway_torque() == pytest.approx(18.0, rel=1e-6)
 
 
+@pytest.mark.parametrize("v_max", [0.0, -1.0, float("nan"), float("inf")])
+def test_breakaway_needs_a_positive_finite_speed(truth, v_max):
+    with pytest.raises(OptionError, match=rf"^v_max must be a positive, finite speed \[rad/s\], "
+                                          rf"got {v_max!r}$"):
+        truth.breakaway_torque(v_max)
+
+
+def test_breakaway_below_the_grid_start_searches_up_to_v_max_only(truth):
+    model_b, v = truth.with_(tanh_k=150.0), 1e-9  # tanh(K q̇) g(q̇) rises with q̇ there
+    assert model_b.breakaway_torque(v) == pytest.approx(model_b.static_friction(v) - 9.0 * v,
+                                                        rel=1e-9)
+
+
 def test_parameters_list_the_stribeck_velocity_only_with_a_stribeck_term(truth):
     names = [name for name, _, _ in truth.parameters()]
     assert "Ω_s (Stribeck velocity)" in names and "A (Stribeck, δ = 1.5)" in names
