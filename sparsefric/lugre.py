@@ -47,7 +47,6 @@ __all__ = [
     "g_at",
     "integrate_z",
     "lugre_torque",
-    "per_sample",
     "direction_mean_curve",
     "finite_start",
     "static_curve",
@@ -361,7 +360,7 @@ def default_start(qd: np.ndarray, dt: np.ndarray, params: FrictionParams) -> flo
     return z_ss if _slides_one_way(qd, dt, abs(z_ss)) else 0.0
 
 
-def per_sample(dt: float | np.ndarray, n: int, lengths: tuple[int, ...]) -> np.ndarray:
+def _per_sample(dt: float | np.ndarray, n: int, lengths: tuple[int, ...]) -> np.ndarray:
     """Time steps ``dt`` [s] as a contiguous array of ``n``: a number repeated, or an array of
     one of ``lengths`` entries completed with zeros (steps not used).
 
@@ -380,7 +379,7 @@ def per_sample(dt: float | np.ndarray, n: int, lengths: tuple[int, ...]) -> np.n
     return np.ascontiguousarray(h if h.shape[0] == n else np.r_[h, np.zeros(n - h.shape[0])])
 
 
-def refusal(name: str, value: float, velocity_unit: str = "rad/s") -> OptionError:
+def _refusal(name: str, value: float, velocity_unit: str = "rad/s") -> OptionError:
     """The error for an input the bristle update cannot take: ``name`` (``qd``, ``dt``,
     ``qd[i]``, ``dt[i]``) and its ``value`` [``velocity_unit`` | s]."""
     must = (f"a finite velocity [{velocity_unit}]" if name.startswith("qd")
@@ -412,7 +411,7 @@ def check_record(qd: np.ndarray, dt: float | np.ndarray, lengths: tuple[int, ...
     qd : ndarray, shape (n,)
         Velocity [rad/s]; every entry must be finite.
     dt : float or ndarray
-        Time steps [s]: a number, or an array of one of ``lengths`` entries (:func:`per_sample`).
+        Time steps [s]: a number, or an array of one of ``lengths`` entries (:func:`_per_sample`).
         Those at the indices ``used`` must be positive and finite (a number: if any is used).
     lengths : tuple of int
         The lengths ``dt`` may have.
@@ -429,15 +428,15 @@ def check_record(qd: np.ndarray, dt: float | np.ndarray, lengths: tuple[int, ...
     """
     bad = np.flatnonzero(~np.isfinite(qd))
     if bad.size:
-        raise refusal(f"qd[{bad[0]}]", qd[bad[0]], velocity_unit)
+        raise _refusal(f"qd[{bad[0]}]", qd[bad[0]], velocity_unit)
     if np.ndim(dt) == 0:
         if len(used) and not 0.0 < float(dt) < math.inf:
-            raise refusal("dt", dt)
+            raise _refusal("dt", dt)
         return
-    h = per_sample(dt, qd.shape[0], lengths)[used.start:used.stop]
+    h = _per_sample(dt, qd.shape[0], lengths)[used.start:used.stop]
     bad = np.flatnonzero(~((h > 0.0) & (h < math.inf)))
     if bad.size:
-        raise refusal(f"dt[{used[bad[0]]}]", h[bad[0]])
+        raise _refusal(f"dt[{used[bad[0]]}]", h[bad[0]])
 
 
 def integrate_z(
@@ -481,7 +480,7 @@ def integrate_z(
     """
     qd = np.ascontiguousarray(qd, dtype=np.float64)
     n = qd.shape[0]
-    step = per_sample(dt, n, (n - 1, n))
+    step = _per_sample(dt, n, (n - 1, n))
     g = stribeck_g(qd, params) if g is None else np.ascontiguousarray(g, dtype=np.float64)
     start = float(z0) if z0 is not None else default_start(qd, step, params)
     return _integrate(qd, step, float(params.sigma0), g, float(params.tanh_k), start,
@@ -592,10 +591,10 @@ class LuGreFriction:
         """
         qd = float(qd)
         if not math.isfinite(qd):
-            raise refusal("qd", qd, self.velocity_unit)
+            raise _refusal("qd", qd, self.velocity_unit)
         h = float(dt) if self._started else 0.0
         if self._started and not 0.0 < h < math.inf:
-            raise refusal("dt", h)
+            raise _refusal("dt", h)
         qd = self._admit(qd)
         tau, self._z, self._g = _step(self._z, self._qd, self._g, self._started, qd, h,
                                       *self._kernel_args)
@@ -633,7 +632,7 @@ class LuGreFriction:
         n = qd.shape[0]
         check_record(qd, dt, (n,), range(0 if self._started else 1, n), self.velocity_unit)
         qd = self._admit(qd)
-        step = per_sample(dt, n, (n,))
+        step = _per_sample(dt, n, (n,))
         if n == 0:
             return np.zeros(0), np.zeros(0)
         if not self.dynamic:
