@@ -33,7 +33,7 @@ import pandas as pd
 from sparsefric.atomic import atomic_path
 from sparsefric.data_checks import Finding
 from sparsefric.errors import DataError, OptionError
-from sparsefric.options import ANGLE_UNITS, check_choice, mention
+from sparsefric.options import ANGLE_UNITS, check_choice, check_torque_delay, mention
 
 MIN_SAMPLES = 50
 #: Units of a time column and their factor to seconds (``time_unit``, ``--time-unit``).
@@ -857,3 +857,44 @@ def holdout(trajectories: Sequence[Trajectory], fraction: float
     return kept, held
 
 
+
+
+def align_torque(traj: Trajectory, delay: float) -> Trajectory:
+    """The record with its torque moved to the time of the motion it drives.
+
+    A drive that logs its current command applies it a few cycles later, so the torque column
+    leads the position; a filter on the torque channel makes it lag. The LuGre fit reads a lead
+    L as bristle damping, σ̂1 ≈ σ1 + L σ0 (``DESIGN.md`` §97).
+
+    Parameters
+    ----------
+    traj : Trajectory
+        One record without jumps (a piece of :func:`~sparsefric.segments.split_records`): the
+        torque is interpolated along its time axis.
+    delay : float
+        How late [s] the torque column is against the position: τ_aligned(t) = τ(t + delay),
+        linearly interpolated between samples; negative where the torque is early, as a logged
+        current command is. Its magnitude must be below a tenth of the record's duration
+        (:func:`~sparsefric.options.check_torque_delay`).
+
+    Returns
+    -------
+    Trajectory
+        ``traj`` itself for a delay of 0; else its samples whose t + delay lies within the
+        record, with the aligned torque: the |delay|/h others, at the start for a negative
+        delay and at the end for a positive one, are dropped (nothing is extrapolated), and
+        every other channel (position, given velocity and acceleration, truth) is cut alike.
+
+    Raises
+    ------
+    OptionError
+        ``delay`` is not a finite number or not below a tenth of the record's duration.
+    """
+    delay = check_torque_delay(delay, [traj])
+    if delay == 0:
+        return traj
+    shifted = traj.t + delay
+    edge = 1e-6 * traj.dt  # a shift of whole samples lands on the end samples, not beyond
+    inside = np.flatnonzero((shifted >= traj.t[0] - edge) & (shifted <= traj.t[-1] + edge))
+    kept = slice(int(inside[0]), int(inside[-1]) + 1)
+    return traj.part(kept).with_(tau=np.interp(shifted[kept], traj.t, traj.tau))

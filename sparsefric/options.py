@@ -115,6 +115,36 @@ def check_cutoff(cutoff_hz: float | None, records: Iterable[Trajectory]) -> None
             "noise"))
 
 
+#: Largest |``torque_delay``| as a share of the shortest record's duration: the shift drops the
+#: samples it takes beyond a record's end, and no drive lags its torque by a tenth of a record.
+MAX_DELAY_SHARE = 0.1
+
+
+def check_torque_delay(delay: object, records: Iterable[Trajectory] = ()) -> float:
+    """``delay`` [s] (``torque_delay``, how late the torque column is against the position) as
+    a float, else :class:`OptionError`: a finite number, of magnitude below
+    :data:`MAX_DELAY_SHARE` of the duration T [s] of the shortest of ``records``, naming it
+    (:func:`~sparsefric.data.align_torque` drops the |delay|/h samples the shift takes beyond a
+    record's end). Without records the number alone is checked."""
+    if not _finite(delay):
+        raise OptionError("torque_delay", f"must be a finite number of seconds, got {delay!r}")
+    value = float(delay)
+    records = list(records)
+    if records:
+        duration, shortest = min((float(r.t[-1] - r.t[0]), r.name) for r in records)
+        if not abs(value) < MAX_DELAY_SHARE * duration:
+            raise OptionError("torque_delay", (
+                f"{value:g} s is not below {MAX_DELAY_SHARE:g} of the duration of {shortest} "
+                f"({duration:.4g} s): a drive's delay is a few sample periods, in seconds "
+                "(3 ms is 0.003)"))
+    return value
+
+
+def _finite(value: object) -> bool:
+    """Whether ``value`` is a finite int or float (a bool is not a number here)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def check_choice(parameter: str, value: object, choices: tuple[str, ...]) -> str:
     """``value`` if it is one of ``choices``, else :class:`OptionError` naming ``parameter``."""
     if value not in choices:
@@ -125,7 +155,7 @@ def check_choice(parameter: str, value: object, choices: tuple[str, ...]) -> str
 def check_positive(parameter: str, value: object, *, integer: bool = False,
                    minimum: float = 0.0) -> float:
     """``value`` as a finite number > ``minimum`` (≥ for integers), else :class:`OptionError`."""
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    ok = _finite(value)
     if integer:
         ok = ok and float(value) == int(value) and value >= max(minimum, 1)
         if not ok:
@@ -157,8 +187,7 @@ def check_exponents(parameter: str, values: object) -> tuple[float, ...]:
 
 def check_fraction(parameter: str, value: object, maximum: float = 1.0) -> float:
     """``value`` as a number in [0, ``maximum``], else :class:`OptionError`."""
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    if not (ok and 0.0 <= value <= maximum):
+    if not (_finite(value) and 0.0 <= value <= maximum):
         raise OptionError(parameter, f"must be a number from 0 to {maximum:g}, got {value!r}")
     return float(value)
 

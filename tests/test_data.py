@@ -420,6 +420,61 @@ def test_part_cuts_every_channel_alike():
     assert traj.part(slice(6, None), "r (rest)").name == "r (rest)"
 
 
+def _logged(tau_of_t, n: int = 1000, h: float = 1e-3) -> Trajectory:
+    """A record whose torque column is ``tau_of_t`` of its time, every other channel given."""
+    t = np.arange(n) * h
+    return Trajectory(t=t, q=np.sin(t), tau=tau_of_t(t), qd=np.cos(t), qdd=-np.sin(t),
+                      name="r", truth={"z_true": 5 * t})
+
+
+def test_align_torque_recovers_a_shift_between_samples():
+    """A torque logged 2.37 samples early is put back where the motion shows it: exactly on a
+    ramp, within linear interpolation's h²/8·max|τ''| on a sine; the 3 samples at the start
+    that the shift would take before the record are dropped."""
+    from sparsefric.data import align_torque
+
+    lead, h = 2.37e-3, 1e-3
+    for torque, tol in ((lambda t: 2.0 + 30.0 * t, 1e-12),
+                        (lambda t: np.sin(2 * np.pi * 3 * t), h**2 / 8 * (2 * np.pi * 3) ** 2)):
+        record = _logged(lambda t, f=torque: f(t + lead))
+        aligned = align_torque(record, -lead)
+        np.testing.assert_array_equal(aligned.t, record.t[3:])
+        assert np.max(np.abs(aligned.tau - torque(aligned.t))) <= tol
+        assert np.max(np.abs(record.tau[3:] - torque(record.t[3:]))) > 100 * tol  # was off
+
+
+@pytest.mark.parametrize("samples", [3, -3])
+def test_align_torque_drops_the_samples_the_shift_takes_beyond_the_record(samples):
+    """A whole-sample delay moves the torque by whole samples, nothing interpolated or
+    extrapolated; position, velocity, acceleration and truth are cut alike."""
+    from sparsefric.data import align_torque
+
+    record = _logged(lambda t: np.cos(7 * t))
+    aligned = align_torque(record, samples * 1e-3)
+    kept = slice(None, -3) if samples > 0 else slice(3, None)
+    shifted = slice(3, None) if samples > 0 else slice(None, -3)
+    np.testing.assert_allclose(aligned.tau, record.tau[shifted], rtol=0, atol=1e-12)
+    for name in ("t", "q", "qd", "qdd"):
+        np.testing.assert_array_equal(getattr(aligned, name), getattr(record, name)[kept])
+    np.testing.assert_array_equal(aligned.truth["z_true"], record.truth["z_true"][kept])
+    assert aligned.name == record.name and len(aligned) == len(record) - 3
+
+
+def test_align_torque_by_zero_is_the_record_itself_and_bad_delays_are_named():
+    from sparsefric.data import align_torque
+    from sparsefric.errors import OptionError
+
+    record = _logged(np.cos)  # 0.999 s long
+    assert align_torque(record, 0.0) is record
+    for bad in (float("nan"), float("inf"), "0.003", True):
+        with pytest.raises(OptionError, match=r"^torque_delay must be a finite number"):
+            align_torque(record, bad)
+    with pytest.raises(OptionError, match=r"^torque_delay -0.1 s is not below 0.1 of the "
+                                          r"duration of r \(0.999 s\)"):
+        align_torque(record, -0.1)
+    assert len(align_torque(record, 0.0998)) == len(record) - 100
+
+
 def test_spaces_around_header_names_are_not_part_of_them(tmp_path):
     """A header ` t , q , tau ` kept the spaces after each name: "no column 't' (columns:
     t , q , tau )"."""
