@@ -101,6 +101,15 @@ class SparseFric(RegressorMixin, BaseEstimator):
         average τ against the q̈ of a second difference: a held torque taken as instantaneous
         puts σ1 hσ0/2 high, +6 to +12 % on the simulated benchmark joints; ``hold`` on a
         torque logged slower than its controller puts it 40 % low (``DESIGN.md`` §68).
+    torque_delay : float
+        How late [s] the torque column is against the position (default 0); negative where
+        the torque is early, as a logged current command is, which the drive applies a few
+        cycles later. Every record's torque, in ``fit`` and in the predictions, is aligned
+        with its position, τ(t + torque_delay) interpolated between samples, and the samples
+        the shift takes beyond a record's end are dropped
+        (:func:`~sparsefric.data.align_torque`); its magnitude must be below a tenth of the
+        shortest record's duration. A lead L left in the data puts σ1 high by L σ0: the fit
+        warns ``torque_delay`` with the value to give here (``DESIGN.md`` §97).
     tv_weight : float or "auto", optional
         TV weight in the paper's units, TVRegDiff's α (paper: 1000; "auto": κ chosen from the
         data); replaces ``regularization`` (:func:`sparsefric.preprocessing.tvregdiff_kappa`).
@@ -193,9 +202,11 @@ class SparseFric(RegressorMixin, BaseEstimator):
                  outer_stop: str | None = DEFAULTS["outer_stop"],
                  tv_weight: float | None = DEFAULTS["tv_weight"],
                  omega_step: str | None = DEFAULTS["omega_step"],
-                 torque_timing: str = DEFAULTS["torque_timing"]):
+                 torque_timing: str = DEFAULTS["torque_timing"],
+                 torque_delay: float = DEFAULTS["torque_delay"]):
         self.recipe = recipe
         self.torque_timing = torque_timing
+        self.torque_delay = torque_delay
         self.omega_step = omega_step
         self.polish = polish
         self.sliding_window = sliding_window
@@ -336,7 +347,9 @@ class SparseFric(RegressorMixin, BaseEstimator):
         """Predicted torque τ̂ [N·m | N] of every row of ``X``, trajectories concatenated.
 
         ``X`` as in :meth:`fit` (its torque, if any, is not used); the records are
-        differentiated as the training data were. ``model`` replaces the identified model.
+        differentiated as the training data were, and with ``torque_delay`` aligned as they
+        were: the rows the alignment drops at a record's end have no prediction. ``model``
+        replaces the identified model.
         """
         return np.concatenate(self.predict_trajectories(X, model=model))
 
@@ -358,12 +371,13 @@ class SparseFric(RegressorMixin, BaseEstimator):
         """Coefficient of determination R² [-] of the torque prediction.
 
         τ is ``y`` or the torque of ``X`` (scikit-learn's convention: 1 is a perfect
-        prediction, 0 that of the mean torque).
+        prediction, 0 that of the mean torque), prepared as the training data were (aligned
+        with ``torque_delay``); ``sample_weight`` weighs the samples :meth:`predict` returns.
         """
         check_is_fitted(self)
-        trajectories = as_trajectories(X, y)
-        measured = np.concatenate([tr.tau for tr in trajectories])
-        return float(r2_score(measured, self.predict(trajectories), sample_weight=sample_weight))
+        prep = self.result_.prepare(as_trajectories(X, y))
+        return float(r2_score(prep.tau_raw, np.concatenate(prep.torque(self.model_)),
+                              sample_weight=sample_weight))
 
     def equations(self, precision: int = 3, *, unicode: bool = True) -> list[str]:
         """The identified model as equations with units (:meth:`JointModel.equations

@@ -63,11 +63,12 @@ from sparsefric.options import (
     check_fraction,
     check_positive,
     check_positive_tuple,
+    check_torque_delay,
 )
 from sparsefric.preprocessing import Prepared, Preprocessor
 from sparsefric.recipes import DEFAULT_OMEGA_STARTS, resolve
 from sparsefric.result import IdentificationResult, LuGreStage
-from sparsefric.segments import HeldOut, hold_out
+from sparsefric.segments import hold_out
 from sparsefric.selection import DEFAULT_RULE, SelectionRule, SteadyLevels
 from sparsefric.steps import checks
 from sparsefric.steps.iterations import (
@@ -152,7 +153,7 @@ DEFAULTS: dict[str, Any] = {
     "validation_share": None, "uncertainty": "fast", "progress": False, "recipe": "sparsefric",
     "polish": None, "sliding_window": None, "scale_columns": None, "lambdas": None,
     "aic_data": None, "aic_domain": None, "inner_rule": None, "outer_stop": None,
-    "tv_weight": None, "omega_step": None, "torque_timing": "instant",
+    "tv_weight": None, "omega_step": None, "torque_timing": "instant", "torque_delay": 0.0,
 }
 
 
@@ -189,7 +190,8 @@ def settings(params: Mapping[str, Any]) -> Settings:
         preprocessor=Preprocessor(
             check_choice("differentiation", p["differentiation"], DIFFERENTIATION),
             **optional, torque_timing=check_choice("torque_timing", p["torque_timing"],
-                                                   TORQUE_TIMINGS)),
+                                                   TORQUE_TIMINGS),
+            torque_delay=check_torque_delay(p["torque_delay"])),
         iterations=IterationSettings(
             nu=nu, max_outer=check_positive("max_outer", p["max_outer"], integer=True),
             max_inner=check_positive("max_inner", p["max_inner"], integer=True),
@@ -295,11 +297,9 @@ def _identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Set
               progress: Callable[[str], None], pool: bool = False) -> IdentificationResult:
     """:func:`identify` once; ``pool``: fit the validation records with the training ones."""
     original, given = train, validate or []
-    whole, held_out, cut_notes = None, [], []
+    whole, held_out = None, []
     if not validate and s.validation_share > 0:
-        held = hold_out(train, s.validation_share)
-        whole = _prepare_held_out(held, original, s.preprocessor)
-        train, validate, cut_notes = held.train, held.validate, held.notes
+        whole, train, validate = _prepare_held_out(train, s.validation_share, s.preprocessor)
         held_out = [tr.name for tr in validate]
     prep = s.preprocessor.prepare(train, remember=True)
     findings = _data_findings(prep, s.library(), s.axis, whole)
@@ -325,8 +325,7 @@ def _identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Set
     result = IdentificationResult(static_model, static_model, library, static.sweep,
                                   static.window, s.preprocessor, pd.DataFrame(prep.params))
     result.held_out = held_out
-    result.findings = [Finding("warning", "loading", note) for note in cut_notes]
-    result.findings += [Finding("warning", "loading", note)
+    result.findings = [Finding("warning", "loading", note)
                         for tr in [*original, *given] for note in tr.notes] + findings
     result.findings += [Finding("warning", "loading", note)  # records cut, κ at a grid end
                         for part in (prep, val) if part is not None for note in part.notes]
@@ -372,18 +371,30 @@ def _one_speed(s: Settings, prep: Prepared, findings: list[Finding]
     return replace(s, coulomb_only=True), findings
 
 
-def _prepare_held_out(held: HeldOut, original: list[Trajectory],
-                      preprocessor: Preprocessor) -> Prepared | None:
-    """The records given, prepared whole, with the training parts and the held-out blocks of
-    ``held`` remembered as cuts of it (:meth:`Prepared.cut`): each record is differentiated
-    once. None where no block was held out (the records are then the training set)."""
+def _prepare_held_out(train: list[Trajectory], share: float, preprocessor: Preprocessor
+                      ) -> tuple[Prepared | None, list[Trajectory], list[Trajectory]]:
+    """Training records given without validation data, prepared whole, and the training parts
+    and validation blocks :func:`~sparsefric.segments.hold_out` cuts from its records, each
+    set remembered as cuts of it (:meth:`Prepared.cut`): each record is differentiated once.
+
+    The blocks are cut from the prepared records, not from those given: they are split at
+    their jumps, and the torque alignment (``torque_delay``) drops samples at their ends.
+
+    Returns
+    -------
+    whole : Prepared or None
+        The records prepared whole; None where no block was held out.
+    train, validate : list of Trajectory
+        The training parts and the blocks; ``train`` itself and none where no block was held
+        out (the records given are then the training set).
+    """
+    whole = preprocessor.prepare(train, remember=True)
+    held = hold_out(whole.pieces, share)
     if not held.validate:
-        return None
-    whole = preprocessor.prepare(original, remember=True)
-    notes = tuple(n for n in whole.notes if n not in held.notes)  # the cuts at jumps: once
-    preprocessor.remember(held.train, whole.cut(held.train_parts, held.train, notes))
+        return None, train, []
+    preprocessor.remember(held.train, whole.cut(held.train_parts, held.train, whole.notes))
     preprocessor.remember(held.validate, whole.cut(held.validate_parts, held.validate))
-    return whole
+    return whole, held.train, held.validate
 
 
 def _refit_static_whole(result: IdentificationResult, static: StaticFit, whole: Prepared,
@@ -731,7 +742,7 @@ def _provenance(static: StaticFit, s: Settings, run: IterationResult | None = No
     fit = {"model": s.sign_model, "library": library, "window": static.window,
            "differentiation": {"method": pre.method, "regularization": pre.regularization,
                                "cutoff_hz": pre.cutoff_hz},
-           "torque_timing": pre.torque_timing,
+           "torque_timing": pre.torque_timing, "torque_delay": pre.torque_delay,
            "validation": static.sweep.validation_source,
            "selected_threshold": float(static.sweep.table.threshold[static.sweep.selected])}
     if run is not None:

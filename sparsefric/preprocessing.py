@@ -1,10 +1,12 @@
 """Step 0: trajectories → denoised, stacked signals for the regressions (ALGORITHM.md §4).
 
 Each trajectory is first cut where its time or position jumps (:mod:`sparsefric.segments`: the
-pieces are separate records, never differentiated across a jump), then every piece is
-differentiated on its own (:func:`sparsefric.differentiation.differentiate`) and the results are
-stacked into one :class:`Prepared` set with the slice of every piece, its sample period and, per
-sample, the travelled distance to the nearest stop (see :mod:`sparsefric.regimes`).
+pieces are separate records, never differentiated across a jump), the torque of each piece is
+aligned with its position where the torque column is logged early or late
+(:func:`sparsefric.data.align_torque`), then every piece is differentiated on its own
+(:func:`sparsefric.differentiation.differentiate`) and the results are stacked into one
+:class:`Prepared` set with the slice of every piece, its sample period and, per sample, the
+travelled distance to the nearest stop (see :mod:`sparsefric.regimes`).
 :class:`Preprocessor` holds the settings, so that data scored after a fit are prepared exactly as
 the training data were.
 """
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from sparsefric.data import MAX_ABS_VALUE, Trajectory
+from sparsefric.data import MAX_ABS_VALUE, Trajectory, align_torque
 from sparsefric.differentiation import Derivatives, differentiate
 from sparsefric.differentiation.trend_filter import measurement_noise_std
 from sparsefric.errors import DataError, OptionError
@@ -170,14 +172,18 @@ def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
             regularization: float | None = None, cutoff_hz: float | None = None,
             presliding_distance: float | None = None,
             tv_weight: float | None = None, torque_timing: str = "instant",
-            denoise_torque: bool = True) -> Prepared:
-    """Cut each trajectory at its jumps, differentiate each piece on its own, stack the results.
+            torque_delay: float = 0.0, denoise_torque: bool = True) -> Prepared:
+    """Cut each trajectory at its jumps, align the torque of each piece with its position,
+    differentiate each piece on its own, stack the results.
 
     ``presliding_distance`` [rad] fixes which samples count as sliding for the static fits
     (default: chosen by :func:`choose_window`); see :mod:`sparsefric.regimes`. ``tv_weight``
     replaces ``regularization`` by the paper's TVRegDiff weight (:func:`tvregdiff_kappa`).
     ``torque_timing`` (:data:`~sparsefric.options.TORQUE_TIMINGS`): ``instant``, a sample of a
     torque that changes between samples; ``hold``, the command applied until the next sample.
+    ``torque_delay`` [s]: how late the torque column is against the position (negative: early);
+    each piece's torque is shifted by it and the samples the shift takes beyond the piece
+    dropped (:func:`~sparsefric.data.align_torque`), so ``pieces`` are the aligned records.
     ``denoise_torque`` False leaves ``Prepared.tau`` the measured torque (what a prediction
     is compared with) and skips its fit.
 
@@ -186,8 +192,11 @@ def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
     DataError
         If nothing is left between the jumps, or a differentiated signal is not finite or
         beyond :data:`sparsefric.data.MAX_ABS_VALUE` (the regressions would overflow).
+    OptionError
+        If ``torque_delay`` is not below a tenth of a piece's duration.
     """
     pieces, notes = split_records(trajectories)
+    pieces = [align_torque(piece, torque_delay) for piece in pieces]
 
     def derivatives(piece: Trajectory) -> Derivatives:
         reg = regularization if tv_weight is None else tvregdiff_kappa(piece, tv_weight)
@@ -275,6 +284,9 @@ class Preprocessor:
     torque_timing : str
         ``instant`` (default) or ``hold``: how the logged torque relates to the motion
         between samples (:func:`prepare`).
+    torque_delay : float
+        How late [s] the torque column is against the position, negative where it is early
+        (default 0): every record's torque is aligned with its position (:func:`prepare`).
     denoise_torque : bool
         False: the torque is left as measured (:func:`prepare`); for predictions, which need
         the motion's derivatives only.
@@ -286,6 +298,7 @@ class Preprocessor:
     presliding_distance: float | None = None
     tv_weight: float | None = None
     torque_timing: str = "instant"
+    torque_delay: float = 0.0
     denoise_torque: bool = True
     _cache: list[tuple[tuple[Trajectory, ...], Prepared]] = field(
         default_factory=list, repr=False, compare=False)
@@ -303,7 +316,7 @@ class Preprocessor:
         prep = prepare(key, method=self.method, regularization=self.regularization,
                        cutoff_hz=self.cutoff_hz, presliding_distance=self.presliding_distance,
                        tv_weight=self.tv_weight, torque_timing=self.torque_timing,
-                       denoise_torque=self.denoise_torque)
+                       torque_delay=self.torque_delay, denoise_torque=self.denoise_torque)
         if remember:
             self.remember(key, prep)
         return prep

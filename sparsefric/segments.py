@@ -322,36 +322,30 @@ class HeldOut:
 
     Attributes
     ----------
-    pieces : list of Trajectory
-        The records split at their jumps (:func:`split_records`).
     train, validate : list of Trajectory
         The training parts, named ``name[start:stop]`` (a piece without blocks keeps its
         name), and the held-out blocks (empty if no piece was long enough).
     train_parts, validate_parts : list of Part
-        Their sample ranges in ``pieces``, in the same order.
-    notes : list of str
-        The notes of the split at jumps.
+        Their sample ranges in the pieces, in the same order.
     """
 
-    pieces: list[Trajectory]
     train: list[Trajectory]
     validate: list[Trajectory]
     train_parts: list[Part]
     validate_parts: list[Part]
-    notes: list[str]
 
 
-def hold_out(trajectories: Sequence[Trajectory], fraction: float = HOLD_OUT_FRACTION,
+def hold_out(pieces: Sequence[Trajectory], fraction: float = HOLD_OUT_FRACTION,
              blocks: int = HOLD_OUT_BLOCKS) -> HeldOut:
     """Training parts and validation blocks of records given without validation data.
 
-    Each record is split at its jumps (:func:`split_records`), and from each piece
+    ``pieces`` are the records split at their jumps (:func:`split_records`; the records a
+    :class:`~sparsefric.preprocessing.Prepared` set holds). From each piece
     :func:`validation_blocks` holds out ``blocks`` contiguous blocks of ``fraction`` of its
     samples, cut at rests; the training parts are the spans between them. Selection (AICc) and
     the choice among σ0 starts then score data the fit has not seen, as with a validation file
     (``DESIGN.md`` §26). A piece too short for blocks stays whole in training.
     """
-    pieces, notes = split_records(trajectories)
     train: list[Part] = []
     validate: list[Part] = []
     for k, piece in enumerate(pieces):
@@ -364,4 +358,4 @@ def hold_out(trajectories: Sequence[Trajectory], fraction: float = HOLD_OUT_FRAC
         return [pieces[k] if (a, b) == (0, len(pieces[k])) else _piece(pieces[k], a, b)
                 for k, a, b in parts]
 
-    return HeldOut(pieces, records(train), records(validate), train, validate, notes)
+    return HeldOut(records(train), records(validate), train, validate)

@@ -183,6 +183,23 @@ def test_a_record_given_twice_is_refused(example):
         SparseFric(**FAST).fit(example["train"], validate=[example["validate"][0]] * 2)
 
 
+def test_a_torque_delay_is_checked_by_fit_and_aligns_what_is_scored():
+    """Set in __init__, checked by fit: not a number, or not below a tenth of a record's
+    duration, is named before any work. Fitted, the model records it, and predict and score
+    take the records as aligned: 3 samples fewer in each at 1 kHz."""
+    train, test = _role("train"), _role("test")
+    with pytest.raises(OptionError, match=r"^torque_delay must be a finite number of "
+                                          r"seconds, got nan$"):
+        SparseFric(**FAST, torque_delay=float("nan")).fit(train)
+    with pytest.raises(OptionError, match=r"^torque_delay 0.7 s is not below 0.1 of the "
+                                          r"duration of X#train_v2p13 \(6.194 s\)"):
+        SparseFric(**FAST, torque_delay=0.7).fit(train)
+    est = SparseFric(**FAST, torque_delay=-3e-3).fit(train)
+    assert est.model_.extra["fit"]["torque_delay"] == -3e-3
+    assert len(est.predict(test)) == len(test) - 3 * test["trajectory"].nunique()
+    assert 0.5 < est.score(test) < 1
+
+
 def test_trajectory_rows_must_be_contiguous():
     train = _role("train")
     shuffled = pd.concat([train.iloc[:100], train.iloc[-100:], train.iloc[100:-100]])

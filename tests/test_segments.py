@@ -92,11 +92,12 @@ def test_identification_of_a_joined_file_gets_the_inertia(joined):
 
 
 def test_blocks_are_held_out_of_every_piece_and_every_sample_is_used_once(joined):
-    """hold_out: split at the jumps, then about 20 % of each piece held out in blocks; training
+    """hold_out: about 20 % of each piece (split at the jumps) held out in blocks; training
     parts and blocks tile each piece."""
-    cut = hold_out([joined])
-    train, validate, notes = cut.train, cut.validate, cut.notes
+    pieces, notes = split_records([joined])
     assert len(notes) == 1 and "split there into 3" in notes[0]
+    cut = hold_out(pieces)
+    train, validate = cut.train, cut.validate
     held = sum(len(v) for v in validate)
     assert sum(len(t) for t in train) + held == len(joined)
     assert 0.1 < held / len(joined) < 0.3 and len(validate) >= 9  # 4 blocks in each piece
@@ -104,11 +105,35 @@ def test_blocks_are_held_out_of_every_piece_and_every_sample_is_used_once(joined
     # the parts name each record's samples in its piece, and tile every piece
     for parts, records in ((cut.train_parts, train), (cut.validate_parts, validate)):
         for (k, a, b), record in zip(parts, records, strict=True):
-            np.testing.assert_array_equal(record.q, cut.pieces[k].q[a:b])
-    for k, piece in enumerate(cut.pieces):
+            np.testing.assert_array_equal(record.q, pieces[k].q[a:b])
+    for k, piece in enumerate(pieces):
         ranges = sorted((a, b) for j, a, b in cut.train_parts + cut.validate_parts if j == k)
         assert ranges[0][0] == 0 and ranges[-1][1] == len(piece)
         assert all(b == a2 for (_, b), (a2, _) in zip(ranges, ranges[1:], strict=False))
+
+
+def test_blocks_are_cut_from_the_pieces_as_aligned(joined):
+    """Without validation data and with the torque 3 samples early, the blocks are cut from
+    the pieces as prepared (split at the jumps, each piece's first 3 samples dropped by the
+    alignment), not from those given: every part's torque is its samples' of the aligned
+    pieces, which they tile."""
+    from sparsefric.identify import _prepare_held_out
+    from sparsefric.preprocessing import Preprocessor
+
+    pre = Preprocessor("butterworth", torque_delay=-3e-3)
+    whole, train, validate = _prepare_held_out([joined], 0.2, pre)
+    raw, _ = split_records([joined])
+    assert [len(p) for p in whole.pieces] == [len(p) - 3 for p in raw]
+    for aligned, piece in zip(whole.pieces, raw, strict=True):
+        np.testing.assert_array_equal(aligned.q, piece.q[3:])
+        np.testing.assert_allclose(aligned.tau, piece.tau[:-3], atol=1e-9)
+    covered = 0
+    for records in (train, validate):
+        prep = pre.prepare(records)  # the cut remembered, not the parts aligned again
+        assert [b - a for a, b in prep.bounds] == [len(r) for r in records]
+        np.testing.assert_array_equal(prep.tau_raw, np.concatenate([r.tau for r in records]))
+        covered += len(prep)
+    assert len(validate) >= 9 and covered == len(whole)
 
 
 def test_parts_cut_from_a_record_prepared_whole_keep_its_derivatives(moves):
