@@ -80,7 +80,9 @@ from sparsefric.options import (
     UNCERTAINTY,
     angle_unit_conflict,
     check_cutoff,
+    check_torque_delay,
     parse_bool,
+    parse_number,
     parse_positive,
     parse_positive_list,
 )
@@ -130,6 +132,7 @@ OPTIONS: dict[str, Callable[[str], Any]] = {
     "regularization": parse_positive,
     "cutoff_hz": parse_positive,
     "torque_timing": _choice(*TORQUE_TIMINGS),
+    "torque_delay": parse_number,
     "presliding_distance": parse_positive,
     "uncertainty": _choice(*UNCERTAINTY),
     "angle_unit": _choice(*ANGLE_UNITS),
@@ -145,7 +148,7 @@ OPTIONS: dict[str, Callable[[str], Any]] = {
 
 #: Option columns of numbers (read with decimal commas in a ';'- or tab-separated manifest).
 _NUMBER_OPTIONS = [col for col, parse in OPTIONS.items()
-                   if parse in (parse_positive, parse_positive_list)]
+                   if parse in (parse_number, parse_positive, parse_positive_list)]
 
 
 @dataclass(frozen=True)
@@ -484,12 +487,15 @@ def _one_line(exc: BaseException) -> str:
 
 def _records(spec: JointSpec) -> tuple[list, list | None, list | None]:
     """The joint's training, validation and test records (None where none are given), checked
-    against the options that depend on them, by the rule of ``identify``: the cutoff
-    (:func:`~sparsefric.options.check_cutoff`)."""
+    against the options that depend on them, by the rule of ``identify``: the cutoff and the
+    torque delay (:func:`~sparsefric.options.check_cutoff`,
+    :func:`~sparsefric.options.check_torque_delay`)."""
     train = load_with(spec.train, spec.load)
     validate = load_with(spec.validate, spec.load) if spec.validate else None
     test = load_with(spec.test, spec.load) if spec.test else None
-    check_cutoff(spec.options.get("cutoff_hz"), [*train, *(validate or ()), *(test or ())])
+    records = [*train, *(validate or ()), *(test or ())]
+    check_cutoff(spec.options.get("cutoff_hz"), records)
+    check_torque_delay(spec.options.get("torque_delay", 0.0), records)
     return train, validate, test
 
 

@@ -216,6 +216,17 @@ def parse_positive(text: str) -> float:
     return value
 
 
+def parse_number(text: str) -> float:
+    """A finite number of either sign from text; ``ValueError`` with the reason otherwise."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"expected a finite number, got {text!r}")
+    return value
+
+
 #: Largest share of the training samples held out for validation (``validation_share``): half,
 #: so that the training part keeps the larger share.
 HOLD_OUT_MAX = 0.5

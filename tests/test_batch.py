@@ -205,6 +205,8 @@ def _write(tmp_path: Path, text: str) -> Path:
     ("joint,train,axis\na,x.csv,rotary\n", "row 2, column 'axis': expected one of revolute"),
     ("joint,train,static_only\na,x.csv,maybe\n", "row 2, column 'static_only': expected true"),
     ("joint,train,sigma0_starts\na,x.csv,-1\n", "row 2, column 'sigma0_starts': expected a pos"),
+    ("joint,train,torque_delay\na,x.csv,nan\n", "row 2, column 'torque_delay': expected a finite "
+     "number, got 'nan'"),
     ("joint,train,colour\na,x.csv,red\n", "column 'colour': unknown column"),
     ("joint,train\n../up,x.csv\n", "row 2, column 'joint': joint name '../up'"),
     ("joint,train,axis,angle_unit\na,x.csv,prismatic,deg\n",
@@ -265,6 +267,20 @@ def test_a_manifest_cutoff_the_records_cannot_take_fails_the_joint_as_identify_r
     assert capsys.readouterr().err == f"sparsefric: error: --{result.error.replace('_', '-', 1)}\n"
 
 
+def test_a_manifest_torque_delay_the_records_cannot_take_fails_the_joint_before_the_fit(
+        monkeypatch, tmp_path):
+    """The delay is checked against every record of the joint, its test records included,
+    before the fit, with the message of ``identify --torque-delay``."""
+    train, test = str(example_files("train")[0]), str(example_files("test")[-1])  # 7.2 s
+    spec = batch_module.JointSpec("j", (train,), test=(test,), options={"torque_delay": 0.8})
+    monkeypatch.setattr(batch_module, "fit_joint", lambda *a, **k: pytest.fail("fitted"))
+    result = batch_module.identify_joint(spec, str(tmp_path))
+    assert result.status == "failed"
+    assert result.error == (f"torque_delay 0.8 s is not below 0.1 of the duration of {test} "
+                            "(7.199 s): a drive's delay is a few sample periods, in seconds "
+                            "(3 ms is 0.003)")
+
+
 def test_manifest_paths_are_relative_to_its_folder(tmp_path):
     path = _write(tmp_path, "joint,train,model,omega_starts\nj1,x.csv,B,0.01;0.1\n")
     (spec,) = read_manifest(path)
@@ -302,14 +318,16 @@ def test_a_manifest_separated_by_semicolons_reads_as_by_commas(tmp_path):
 def test_numbers_of_a_semicolon_manifest_have_decimal_commas(tmp_path):
     """The spreadsheet that separates by ';' writes 0.5 as '0,5' ("expected a number, got
     '0,5'"); a list with decimal points keeps its commas as separators."""
-    comma = _write(tmp_path, 'joint,train,tanh_k,omega_starts,thresholds\n'
-                             'a,x.csv,0.5,0.01;0.1,"0.2,3"\n')
+    comma = _write(tmp_path, 'joint,train,tanh_k,omega_starts,thresholds,torque_delay\n'
+                             'a,x.csv,0.5,0.01;0.1,"0.2,3",-0.003\n')
     semi = tmp_path / "semi.csv"
-    semi.write_text('joint;train;tanh_k;omega_starts;thresholds\na;x.csv;0,5;"0,01;0,1";0.2,3\n')
+    semi.write_text('joint;train;tanh_k;omega_starts;thresholds;torque_delay\n'
+                    'a;x.csv;0,5;"0,01;0,1";0.2,3;-0,003\n')
     (expected,), (spec,) = read_manifest(comma), read_manifest(semi)
     assert spec.options.pop("thresholds").tolist() == [0.2, 3.0]
     expected.options.pop("thresholds")
     assert spec == expected and spec.options["tanh_k"] == 0.5
+    assert spec.options["torque_delay"] == -0.003
 
 
 def test_a_manifest_is_delimited_as_a_data_file_is(tmp_path):

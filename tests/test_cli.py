@@ -80,6 +80,8 @@ def test_simulate_writes_trajectories_and_truth(tmp_path):
      "(--velocity NAME and --acceleration NAME)"),
     (["identify", str(EMPS), "--method", "idim-ls", "--cutoff-hz", "600"],
      "--cutoff-hz 600 is not below the Nyquist frequency 500 Hz"),
+    (["identify", str(EMPS), "--torque-delay", "nan"],
+     "argument --torque-delay: expected a finite number, got 'nan'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
@@ -558,6 +560,14 @@ def test_every_holdout_out_of_range_gets_the_one_message_with_the_range(tmp_path
     (["identify", str(EMPS), "--axis", "prismatic", "--method", "idim-ls", "--cutoff-hz",
       "0.05"], f"--cutoff-hz 0.05 is below 0.0805 Hz, 2/T of {EMPS}"),
     (["cve", str(EMPS), "--cutoff-hz", "0.01", "--out", "cve"], "--cutoff-hz 0.01 is below"),
+    # a delay in ms given as s: the alignment would drop 3 s of every record
+    (["identify", str(EMPS), *STATIC_EMPS, "--torque-delay", "3"], f"--torque-delay 3 s is not "
+     f"below 0.1 of the duration of {EMPS} (24.84 s): a drive's delay is a few sample periods, "
+     "in seconds (3 ms is 0.003)"),
+    (["identify", str(EMPS), "--axis", "prismatic", "--method", "idim-ls", "--torque-delay",
+      "-3"], "--torque-delay -3 s is not below 0.1"),
+    (["predict", str(EMPS_REFERENCE), str(EMPS), "--torque-delay", "-2.5"],
+     "--torque-delay -2.5 s is not below 0.1"),
 ])
 def test_options_the_records_cannot_take_are_named_as_flags(tmp_path, capsys, monkeypatch,
                                                             argv, message):
@@ -773,6 +783,57 @@ def test_predict_differentiates_as_the_model_was_identified(tmp_path, capsys):
     assert recorded == error("--differentiation", "butterworth", "--cutoff-hz", "5")
     assert recorded != error("--differentiation", "butterworth")
     assert recorded != error("--differentiation", "tv")
+
+
+def test_a_torque_delay_aligns_every_role_and_predict_takes_it_from_the_model(tmp_path, capsys):
+    """--torque-delay -0.002 (the torque 2 samples early): the training record, the blocks
+    held out of it for validation and its last quarter held out as test data each lose their
+    first 2 samples to the alignment; model.json records the delay, and predict aligns by it
+    unless told otherwise, as a model file written before the option predicts as they are."""
+    short = _short_csv(tmp_path, EMPS, n=8000)
+    out = tmp_path / "out"
+    assert main(["identify", str(short), *STATIC_EMPS, "--holdout", "0.25", "--torque-delay",
+                 "-0.002", "--json", "--out", str(out)]) == 0
+    data = json.loads(capsys.readouterr().out)["data"]
+    assert [d["samples"] for d in data["train"]] == [5998]
+    assert [d["samples"] for d in data["test"]] == [1998]
+    fitted = json.loads((out / "model.json").read_text())
+    assert fitted["fit"]["torque_delay"] == -0.002
+    recorded = pd.read_csv(short)
+
+    def predicted(model: dict, *options: str) -> pd.DataFrame:
+        path, pred = tmp_path / "model.json", tmp_path / "pred.csv"
+        path.write_text(json.dumps(model))
+        assert main(["predict", str(path), str(short), "--differentiation", "butterworth",
+                     "--out", str(pred), "--force", *options]) == 0
+        return pd.read_csv(pred)
+
+    aligned = predicted(fitted)
+    np.testing.assert_array_equal(aligned.t, recorded.t[2:])
+    np.testing.assert_allclose(aligned.tau, recorded.tau[:-2], rtol=1e-9)
+    assert len(predicted(fitted, "--torque-delay", "0")) == len(recorded)
+    del fitted["fit"]["torque_delay"]
+    assert len(predicted(fitted)) == len(recorded)
+    fitted["fit"]["torque_delay"] = "2 ms"
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(fitted))
+    capsys.readouterr()
+    assert main(["predict", str(path), str(short)]) == 2
+    assert capsys.readouterr().err == (f"sparsefric: error: {path}: $.fit.torque_delay: must "
+                                       "be a finite number of seconds, got '2 ms'\n")
+
+
+def test_a_baseline_aligns_its_records_and_records_the_delay_for_predict(tmp_path):
+    short = _short_csv(tmp_path, EMPS, n=8000)
+    models = {}
+    for delay in ("0", "-0.002"):
+        out = tmp_path / delay
+        assert main(["identify", str(short), "--axis", "prismatic", "--method", "idim-ls",
+                     "--differentiation", "butterworth", "--torque-delay", delay, "--out",
+                     str(out), "--quiet"]) == 0
+        models[delay] = JointModel.load(out / "model.json")
+        assert models[delay].extra["fit"] == {"torque_delay": float(delay)}
+    assert models["0"].parameters() != models["-0.002"].parameters()
 
 
 def test_a_presliding_distance_beyond_the_moves_names_the_option(tmp_path, capsys):

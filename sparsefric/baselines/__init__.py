@@ -36,7 +36,7 @@ from sparsefric.baselines.two_step import (
     presliding_experiment,
     two_step_lugre,
 )
-from sparsefric.data import Trajectory
+from sparsefric.data import Trajectory, align_torque
 from sparsefric.errors import OptionError
 from sparsefric.model import JointModel
 from sparsefric.options import METHODS, check_choice, check_cutoff, mention
@@ -57,7 +57,8 @@ FALLBACK_BREAKAWAY = 25.0
 def fit_baseline(method: str, train: Sequence[Trajectory], axis: str = "revolute", *,
                  validate: Sequence[Trajectory] = (), presliding: Trajectory | None = None,
                  cutoff_hz: float | None = None,
-                 sigma0_starts: Sequence[float] | None = None) -> JointModel:
+                 sigma0_starts: Sequence[float] | None = None,
+                 torque_delay: float = 0.0) -> JointModel:
     """Identify with the baseline ``method`` (one of :data:`METHODS` but ``sparsefric``).
 
     Parameters
@@ -76,8 +77,16 @@ def fit_baseline(method: str, train: Sequence[Trajectory], axis: str = "revolute
     sigma0_starts : sequence of float, optional
         σ0 starts [N·m/rad or N/m] of ``output-error`` (default scaled from IDIM-LS's Coulomb
         level, as sparsefric's).
+    torque_delay : float
+        How late [s] the torque column of every record is against the position, negative
+        where early (default 0): each record's torque is aligned with its position first
+        (:func:`~sparsefric.data.align_torque`), as sparsefric's ``torque_delay`` does.
     """
     check_choice("method", method, METHODS[1:])
+    train = [align_torque(tr, torque_delay) for tr in train]
+    validate = [align_torque(tr, torque_delay) for tr in validate]
+    if presliding is not None:
+        presliding = align_torque(presliding, torque_delay)
     if method == "two-step" and presliding is None:
         raise OptionError("method", f"two-step needs {mention('presliding', 'FILE')}, a record "
                           "of the joint excited below break-away (sparsefric simulate "

@@ -17,6 +17,8 @@ from sparsefric.options import (
     angle_unit_conflict,
     as_flags,
     check_cutoff,
+    check_torque_delay,
+    parse_number,
     parse_positive,
     parse_positive_list,
 )
@@ -66,6 +68,7 @@ def _argument_type(parse):
     return convert
 
 
+_number = _argument_type(parse_number)
 _positive = _argument_type(parse_positive)
 _positive_list = _argument_type(parse_positive_list)
 
@@ -89,7 +92,10 @@ def _add_output_options(p: argparse.ArgumentParser, default_out: str | None) -> 
 def _add_data_options(p: argparse.ArgumentParser, differentiation: str | None = "tv",
                       torque_timing: bool = True) -> None:
     """The options that read and differentiate data files; ``differentiation`` None: the
-    default is the model's (:func:`~sparsefric.cli.predict._model_differentiation`)."""
+    defaults of the differentiation and of the torque delay are the model's
+    (:func:`~sparsefric.cli.predict._model_differentiation`,
+    :func:`~sparsefric.cli.predict._model_torque_delay`); ``torque_timing`` False: no options
+    of the torque's timing (steady levels)."""
     g = p.add_argument_group("data columns")
     g.add_argument("--time", default="t", metavar="NAME", help="time column (default: t)")
     g.add_argument("--time-unit", choices=TIME_UNITS, default="s",
@@ -124,13 +130,21 @@ def _add_data_options(p: argparse.ArgumentParser, differentiation: str | None = 
                    help="Butterworth cutoff [Hz] (--differentiation butterworth and the "
                         "baselines; default: their own), below every record's Nyquist "
                         "frequency and at least 2/T of the shortest, T its duration [s]")
-    if not torque_timing:  # steady levels: when within a sample the torque acts is moot
+    if not torque_timing:  # steady levels: when the torque acts is moot
         return
     g.add_argument("--torque-timing", choices=TORQUE_TIMINGS, default="instant",
                    help="the torque column samples a torque that changes between samples "
                         "(instant: a sensor, or a command logged slower than the controller "
                         "runs) or is a command held until the next sample (hold: logged at the "
                         "control rate) (default: instant)")
+    g.add_argument("--torque-delay", type=_number, default=None if differentiation is None
+                   else 0.0, metavar="SECONDS",
+                   help="how late the torque column is against the position [s], negative "
+                        "where it is early (a logged current command, which the drive applies "
+                        "later): every record's torque is aligned with its position and the "
+                        "samples the shift takes beyond a record's end are dropped (default: "
+                        + ("the delay the model was identified with, else 0)"
+                           if differentiation is None else "0)"))
 
 
 def _load(paths: Sequence[str], args: argparse.Namespace, role: str):
@@ -148,8 +162,9 @@ def _load(paths: Sequence[str], args: argparse.Namespace, role: str):
 
 def _check_records(args: argparse.Namespace, trajs) -> None:
     """Before any work: ``--differentiation given`` needs the measured velocity and
-    acceleration columns, and ``--cutoff-hz`` must suit every record
-    (:func:`~sparsefric.options.check_cutoff`)."""
+    acceleration columns, and ``--cutoff-hz`` and ``--torque-delay`` must suit every record
+    (:func:`~sparsefric.options.check_cutoff`,
+    :func:`~sparsefric.options.check_torque_delay`)."""
     from sparsefric.options import mention
 
     if args.differentiation == "given" and any(t.qd is None or t.qdd is None for t in trajs):
@@ -157,6 +172,7 @@ def _check_records(args: argparse.Namespace, trajs) -> None:
                           f"acceleration in every record ({mention('velocity', 'NAME')} and "
                           f"{mention('acceleration', 'NAME')})")
     check_cutoff(args.cutoff_hz, trajs)
+    check_torque_delay(getattr(args, "torque_delay", 0.0), trajs)  # cve: no such option
 
 
 def _preprocessor(args: argparse.Namespace, denoise_torque: bool = True):
@@ -165,7 +181,8 @@ def _preprocessor(args: argparse.Namespace, denoise_torque: bool = True):
     from sparsefric.preprocessing import Preprocessor
 
     return Preprocessor(args.differentiation, args.regularization, args.cutoff_hz,
-                        torque_timing=args.torque_timing, denoise_torque=denoise_torque)
+                        torque_timing=args.torque_timing, torque_delay=args.torque_delay,
+                        denoise_torque=denoise_torque)
 
 
 def _say(args: argparse.Namespace, text: str) -> None:

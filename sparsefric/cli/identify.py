@@ -161,7 +161,7 @@ def _parameters(args: argparse.Namespace, model: str) -> dict:
                 static_only=args.static_only, differentiation=args.differentiation,
                 regularization=args.regularization, cutoff_hz=args.cutoff_hz,
                 presliding_distance=args.presliding_distance,
-                torque_timing=args.torque_timing,
+                torque_timing=args.torque_timing, torque_delay=args.torque_delay,
                 uncertainty=args.uncertainty, progress=_interactive(args))
 
 
@@ -256,7 +256,8 @@ def _comparisons(args: argparse.Namespace, train, validate) -> dict:
     presliding = _load([args.presliding], args, "--presliding")[0] if args.presliding else None
     return {method: fit_baseline(method, train, args.axis, validate=validate or (),
                                  presliding=presliding, cutoff_hz=args.cutoff_hz,
-                                 sigma0_starts=args.sigma0_starts)
+                                 sigma0_starts=args.sigma0_starts,
+                                 torque_delay=args.torque_delay)
             for method in args.compare}
 
 
@@ -354,7 +355,7 @@ def _run_baseline(args: argparse.Namespace, train, validate, test, known: dict) 
     notes[:0] = [f.message for f in _shared_files(args)]
     model = fit_baseline(args.method, train, args.axis, validate=validate or (),
                          presliding=presliding, cutoff_hz=args.cutoff_hz,
-                         sigma0_starts=args.sigma0_starts)
+                         sigma0_starts=args.sigma0_starts, torque_delay=args.torque_delay)
     try:  # a model file the tool cannot read back is no result
         JointModel.from_dict(model.to_dict(), source=f"the {args.method} model")
     except ModelFileError as exc:
@@ -377,7 +378,9 @@ def _run_baseline(args: argparse.Namespace, train, validate, test, known: dict) 
     def work(stage: Path) -> None:
         (stage / "summary.json").write_text(json.dumps(summary, indent=1))
         (stage / "summary.md").write_text("\n".join(lines) + "\n")
-        stamped(model.with_(extra={**model.extra, "method": args.method})).save(
+        # the delay, for predict to align its records alike (the baselines record no other)
+        fit = {"torque_delay": args.torque_delay}
+        stamped(model.with_(extra={**model.extra, "method": args.method, "fit": fit})).save(
             stage / "model.json")
 
     staged(out, work, RESULT_NAMES)

@@ -14,8 +14,8 @@ from sparsefric.cli.common import (
     _preprocessor,
     _warn,
 )
-from sparsefric.errors import SparsefricError
-from sparsefric.options import OUTSIDE
+from sparsefric.errors import ModelFileError, OptionError, SparsefricError
+from sparsefric.options import OUTSIDE, check_torque_delay
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -28,8 +28,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("model", help="model file (model.json)")
     p.add_argument("data", nargs="+", help="trajectory files")
     p.add_argument("--out", default=None, metavar="CSV",
-                   help="write trajectory, t [s], tau, tau_hat to this CSV file (default: "
-                        "print the error only)")
+                   help="write trajectory, t [s], tau, tau_hat to this CSV file, tau aligned "
+                        "by the torque delay (default: print the error only)")
     p.add_argument("--force", action="store_true",
                    help="replace an existing --out file (without it the command stops)")
     p.add_argument("--outside", choices=OUTSIDE, default="warn",
@@ -50,6 +50,7 @@ def _run_predict(args: argparse.Namespace) -> int:
 
     model = JointModel.load(args.model)
     _model_differentiation(args, model)
+    _model_torque_delay(args, model)
     if args.out:
         check_out_file(Path(args.out), args.force)
     _check_angle_unit(args, model.axis, f"{args.model} is a {model.axis} model")
@@ -87,6 +88,20 @@ def _model_differentiation(args: argparse.Namespace, model) -> None:
     args.differentiation = used.get("method", "tv")
     if args.regularization is None and args.cutoff_hz is None:
         args.regularization, args.cutoff_hz = used.get("regularization"), used.get("cutoff_hz")
+
+
+def _model_torque_delay(args: argparse.Namespace, model) -> None:
+    """``--torque-delay`` not given: the delay [s] by which ``model`` records its training
+    torque was aligned (its ``fit`` section), else 0 (a file written before the option): the
+    records to predict come from the same drive, with the same lag, and a model fitted on
+    aligned records predicts the aligned torque."""
+    if args.torque_delay is not None:
+        return
+    recorded = model.extra.get("fit", {}).get("torque_delay", 0.0)
+    try:
+        args.torque_delay = check_torque_delay(recorded)
+    except OptionError as exc:
+        raise ModelFileError(f"{args.model}: $.fit.torque_delay: {exc.problem}") from None
 
 
 def _unit_findings(prep, axis: str, given: bool) -> list:
