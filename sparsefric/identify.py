@@ -471,7 +471,7 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
         found += checks.identifiability(*fitted)
         found += checks.resolution(model, checks.median_position_noise(prepared[0]))
         found += checks.damping_resolution(model, max(h for p in prepared for h in p.dt))
-        found += check_torque_timing(model, prepared)
+        found += check_torque_timing(model, prepared, result.preprocessor.torque_delay)
         if not any(f.code == "inertia_at_zero" for f in result.findings):  # said so
             found += checks.inertia_agreement(result.static_model, model)
     result.findings += found

@@ -3,6 +3,7 @@ fitted model's own checks."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -23,6 +24,7 @@ from sparsefric.data_checks import (
     position_travel,
 )
 from sparsefric.diagnostics import best_delay, check_torque_timing, delay_errors
+from sparsefric.options import as_flags
 
 DT = 1e-3
 
@@ -382,7 +384,9 @@ def _shifted(prep, samples: int):
 def test_a_torque_early_or_late_against_the_motion_is_named(truth, example_prepared, samples):
     """data/example's truth against its own records: silent; with the torque 3 ms early (a
     logged current command), σ1 would absorb L·σ0 = 45 of the truth's 60 N·m·s/rad: named,
-    with the delay to ±0.5 ms; 3 ms late, named as late."""
+    with the delay to ±0.5 ms and the ``torque_delay`` that aligns it (negative: the torque
+    is early); 3 ms late, named as late. Records aligned by 1 ms already and still 3 ms early
+    need 4 ms in all."""
     found = check_torque_timing(truth, [_shifted(example_prepared, samples)])
     if samples == 0:
         assert found == []
@@ -393,3 +397,13 @@ def test_a_torque_early_or_late_against_the_motion_is_named(truth, example_prepa
     ms = float(f.message.split("torque is ")[1].split(" ms")[0])
     assert f" ms ({ms:.2g} samples) {side}" in f.message and abs(ms - 3.0) < 0.5
     assert ("too high" if samples > 0 else "too low") in f.message
+    assert _rerun_delay(f.message) == pytest.approx(-samples * 1e-3, abs=5e-4)
+    assert as_flags(f.message).endswith(f"rerun with --torque-delay {_rerun_delay(f.message)}")
+    (f,) = check_torque_timing(truth, [_shifted(example_prepared, samples)], aligned=-1e-3)
+    assert _rerun_delay(f.message) == pytest.approx(-1e-3 - samples * 1e-3, abs=5e-4)
+
+
+def _rerun_delay(message: str) -> float:
+    """The ``torque_delay`` [s] a ``torque_delay`` warning says to rerun with."""
+    (value,) = re.findall(r"rerun with `torque_delay=([^`]+)`$", message)
+    return float(value)
