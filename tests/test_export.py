@@ -318,7 +318,12 @@ def test_python_module_refuses_a_bad_sample_as_the_object_does(name, tmp_path):
         f.simulate([0.1, 0.1, np.inf], DT)
     with pytest.raises(ValueError, match=r"^dt\[1\] must be a positive, finite time step"):
         f.simulate([0.1, 0.1], [DT, 0.0])
+    with pytest.raises(ValueError, match=r"^dt must be a number or hold one time step per "
+                                         r"velocity \(3\), got 2$"):
+        f.simulate([0.1, 0.1, 0.1], [DT, DT])
     assert f.z == z
+    with pytest.raises(ValueError, match=r"^z0 must be a finite deflection \[rad\], got nan$"):
+        f.reset(np.nan)
 
 
 @pytest.mark.parametrize("lang, prefix, message", [

@@ -79,7 +79,11 @@ class LuGreFriction:
         return self._z
 
     def reset(self, z0: float | None = None) -> None:
-        """Start again from z = ``z0`` [rad] (None: 0); the next sample has no predecessor."""
+        """Start again from z = ``z0`` [rad] (None: 0); the next sample has no predecessor.
+        ValueError for a ``z0`` that is not finite."""
+        if z0 is not None and not np.isfinite(z0):
+            raise ValueError(f"z0 must be a finite deflection [{self.unit.split('/')[0]}], "
+                             f"got {z0!r}")
         self._z = float(z0) if z0 is not None and self.dynamic else 0.0
         self._last: tuple[float, float] | None = None  # q̇ [rad/s] and g [N·m] of the last sample
         self._warned = False
@@ -111,6 +115,9 @@ class LuGreFriction:
             raise ValueError(f"{label.format(bad[0])} must be a finite velocity [{self.unit}], "
                              f"got {float(qd[bad[0]])!r}")
         first = 0 if self._last is not None else 1
+        if np.ndim(dt) and np.shape(dt) != qd.shape:
+            raise ValueError(f"dt must be a number or hold one time step per velocity "
+                             f"({qd.size}), got {np.size(dt)}")
         h = np.broadcast_to(np.asarray(dt, dtype=float), qd.shape)
         bad = first + np.flatnonzero(~((h[first:] > 0.0) & (h[first:] < np.inf)))
         if bad.size:
