@@ -81,6 +81,7 @@ from sparsefric.options import (
     angle_unit_conflict,
     check_cutoff,
     check_torque_delay,
+    integer_parser,
     parse_bool,
     parse_number,
     parse_positive,
@@ -104,12 +105,6 @@ def _choice(*choices: str) -> Callable[[str], str]:
     return parse
 
 
-def _aic_parts(text: str) -> int:
-    if not text.isdigit() or int(text) < 10:
-        raise ValueError(f"expected an integer of at least 10, got {text!r}")
-    return int(text)
-
-
 def _name(text: str) -> str:
     return text
 
@@ -124,7 +119,7 @@ OPTIONS: dict[str, Callable[[str], Any]] = {
     "static_only": parse_bool,
     "tanh_k": parse_positive,
     "nu": parse_positive,
-    "aic_parts": _aic_parts,
+    "aic_parts": integer_parser(10),
     "omega_starts": parse_positive_list,
     "sigma0_starts": parse_positive_list,
     "thresholds": parse_positive_list,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from sparsefric.errors import OptionError
@@ -154,17 +154,20 @@ def check_choice(parameter: str, value: object, choices: tuple[str, ...]) -> str
 
 def check_positive(parameter: str, value: object, *, integer: bool = False,
                    minimum: float = 0.0) -> float:
-    """``value`` as a finite number > ``minimum`` (≥ for integers), else :class:`OptionError`."""
-    ok = _finite(value)
+    """``value`` as a finite number > ``minimum`` (≥ for integers, and at least 1), else
+    :class:`OptionError`."""
     if integer:
-        ok = ok and float(value) == int(value) and value >= max(minimum, 1)
-        if not ok:
-            raise OptionError(parameter, f"must be an integer of at least {max(minimum, 1):g}, "
-                                         f"got {value!r}")
-        return int(value)
-    if not (ok and value > minimum):
+        return check_integer(parameter, value, max(minimum, 1))
+    if not (_finite(value) and value > minimum):
         raise OptionError(parameter, f"must be a finite number > {minimum:g}, got {value!r}")
     return float(value)
+
+
+def check_integer(parameter: str, value: object, minimum: float = 0) -> int:
+    """``value`` as an integer ≥ ``minimum``, else :class:`OptionError`."""
+    if not (_finite(value) and float(value) == int(value) and value >= minimum):
+        raise OptionError(parameter, f"must be an integer of at least {minimum:g}, got {value!r}")
+    return int(value)
 
 
 def check_flag(parameter: str, value: object) -> bool:
@@ -230,6 +233,16 @@ def parse_number(text: str) -> float:
 #: Largest share of the training samples held out for validation (``validation_share``): half,
 #: so that the training part keeps the larger share.
 HOLD_OUT_MAX = 0.5
+
+
+def integer_parser(minimum: int) -> Callable[[str], int]:
+    """A parser of integers ≥ ``minimum`` written in digits (``ValueError`` with the reason
+    otherwise)."""
+    def parse_integer(text: str) -> int:
+        if not (text.isascii() and text.isdigit() and int(text) >= minimum):
+            raise ValueError(f"expected an integer of at least {minimum}, got {text!r}")
+        return int(text)
+    return parse_integer
 
 
 def parse_share(text: str) -> float:
