@@ -85,7 +85,11 @@ class Uncertainty:
         An end the data do not bound is ∓∞ (``null`` in the file: σ0 and σ1 where the
         pre-sliding deflection is below the position resolution).
     resamples : int, optional
-        Number of bootstrap resamples (bootstrap only).
+        Number of bootstrap resamples drawn, those that could not be identified included
+        (bootstrap only).
+    random_state : int, optional
+        Seed of the bootstrap's block draws (bootstrap only; files written before it was
+        recorded have none).
     inclusion : dict of str to float
         Share of the resamples in which each candidate term (plain-text name, e.g. ``qd^3``) was
         selected, in [0, 1] [-].
@@ -97,6 +101,7 @@ class Uncertainty:
     level: float
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
     resamples: int | None = None
+    random_state: int | None = None
     inclusion: dict[str, float] = field(default_factory=dict)
     static_curve: StaticBand | None = None
 
@@ -105,6 +110,8 @@ class Uncertainty:
         out: dict[str, Any] = {"method": self.method, "level": self.level}
         if self.resamples is not None:
             out["resamples"] = self.resamples
+        if self.random_state is not None:
+            out["random_state"] = self.random_state
         out["intervals"] = {k: [x if math.isfinite(x) else None for x in v]
                             for k, v in self.intervals.items()}
         if self.inclusion:
@@ -668,25 +675,37 @@ def _parse_band(section: dict, where: str) -> StaticBand | None:
     return StaticBand(velocity, lower, upper)
 
 
+def _bootstrap_integer(section: dict, key: str, at: str, method: str, *,
+                       required: bool) -> int | None:
+    """Key ``key`` of the ``uncertainty`` section ``section`` of method ``method``: an integer
+    for method bootstrap (> 0 if ``required``, else ≥ 0 and None where it is missing), refused
+    for another method."""
+    if method != "bootstrap":
+        if key in section:
+            raise ModelFileError(f"{at}: key '{key}' belongs to method bootstrap only")
+        return None
+    if key not in section and not required:
+        return None
+    value = _number(section, key, at, positive=required, nonneg=True)
+    if value != int(value):
+        kind = "a positive integer" if required else "an integer ≥ 0"
+        raise ModelFileError(f"{at}: key '{key}' must be {kind}")
+    return int(section[key])
+
+
 def _parse_uncertainty(data: dict, where: str) -> Uncertainty | None:
     if "uncertainty" not in data:
         return None
     section = _section(data, "uncertainty", where)
     at = f"{where}: uncertainty"
-    _known_keys(section, ("method", "level", "resamples", "intervals", "inclusion",
-                          "static_curve"), at)
+    _known_keys(section, ("method", "level", "resamples", "random_state", "intervals",
+                          "inclusion", "static_curve"), at)
     method = _choice(section, "method", at, UNCERTAINTY_METHODS)
     level = _number(section, "level", at, positive=True)
     if level >= 1:
         raise ModelFileError(f"{at}: key 'level' must be < 1, got {level!r}")
-    resamples = None
-    if method == "bootstrap":
-        resamples = _number(section, "resamples", at, positive=True)
-        if resamples != int(resamples):
-            raise ModelFileError(f"{at}: key 'resamples' must be a positive integer")
-        resamples = int(resamples)
-    elif "resamples" in section:
-        raise ModelFileError(f"{at}: key 'resamples' belongs to method bootstrap only")
+    resamples = _bootstrap_integer(section, "resamples", at, method, required=True)
+    random_state = _bootstrap_integer(section, "random_state", at, method, required=False)
     intervals = _section(section, "intervals", at)
     for name in intervals:
         if not _interval_name(name):
@@ -698,6 +717,7 @@ def _parse_uncertainty(data: dict, where: str) -> Uncertainty | None:
     if any(f > 1 for f in frequency.values()):
         raise ModelFileError(f"{at}.inclusion: frequencies must lie in [0, 1]")
     return Uncertainty(method=method, level=level, resamples=resamples,
+                       random_state=random_state,
                        intervals={k: _interval(intervals, k, f"{at}.intervals")
                                   for k in intervals},
                        inclusion=frequency, static_curve=_parse_band(section, at))

@@ -19,7 +19,7 @@ from .conftest import EXAMPLE
 VALIDITY = ValidityRange(velocity=(-2.0, 2.5), speed=(0.02, 2.5), position=(-1.0, 0.5),
                          torque=(-60.0, 70.0))
 UNCERTAINTY = Uncertainty(
-    method="bootstrap", level=0.95, resamples=40,
+    method="bootstrap", level=0.95, resamples=40, random_state=7,
     intervals={"inertia": (1.4, 1.6), "coulomb": (17.0, 19.0), "stribeck:1.5": (6.0, 8.0),
                "viscous:3": (0.7, 0.9), "sigma0": (1.2e4, 1.8e4), "g0": (24.0, 26.0)},
     inclusion={"qd": 1.0, "qd^3": 0.85, "sign(qd)*exp(-|qd/ws|^1.5)": 0.975},
@@ -53,6 +53,16 @@ def test_validity_and_uncertainty_round_trip(tmp_path, described):
     assert data["provenance"] == "experiments/make_example.py"  # extra keys kept
 
 
+def test_a_bootstrap_section_without_its_seed_still_loads(tmp_path, described):
+    """Files written before the seed was recorded have none: validated and read as None."""
+    data = described.to_dict()
+    assert data["uncertainty"]["random_state"] == 7
+    del data["uncertainty"]["random_state"]
+    validate_model_dict(data)
+    (tmp_path / "m.json").write_text(json.dumps(data))
+    assert JointModel.load(tmp_path / "m.json").uncertainty.random_state is None
+
+
 def test_sections_take_no_part_in_equality(truth, described):
     assert described == truth
 
@@ -76,6 +86,12 @@ def test_an_open_interval_end_is_null_in_the_file(tmp_path, truth):
     assert JointModel.load(tmp_path / "m.json").uncertainty == u
 
 
+def _asymptotic(section: dict) -> None:
+    """A bootstrap section relabelled asymptotic, its resample count gone, its seed kept."""
+    del section["resamples"]
+    section["method"] = "asymptotic"
+
+
 @pytest.mark.parametrize("mutate, message", [
     (lambda d: d["validity"].update(velocity=[2.0, -2.0]),
      r"validity: key 'velocity' must be \[min, max\] with min ≤ max"),
@@ -88,6 +104,9 @@ def test_an_open_interval_end_is_null_in_the_file(tmp_path, truth):
     (lambda d: d["uncertainty"].pop("resamples"), "uncertainty: missing key 'resamples'"),
     (lambda d: d["uncertainty"].update(resamples=2.5), "'resamples' must be a positive integer"),
     (lambda d: d["uncertainty"].update(method="asymptotic"), "'resamples' belongs to method"),
+    (lambda d: d["uncertainty"].update(random_state=-1), "'random_state' must be ≥ 0"),
+    (lambda d: d["uncertainty"].update(random_state=0.5), "'random_state' must be an integer"),
+    (lambda d: _asymptotic(d["uncertainty"]), "'random_state' belongs to method"),
     (lambda d: d["uncertainty"]["intervals"].update(mass=[1, 2]), "unknown parameter 'mass'"),
     (lambda d: d["uncertainty"]["intervals"].update({"viscous:0": [1, 2]}),
      "unknown parameter 'viscous:0'"),

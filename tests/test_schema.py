@@ -83,6 +83,10 @@ def test_first_error_is_named_by_its_json_path(truth):
      "$.uncertainty.intervals"),
     (lambda d: d.update(uncertainty={"method": "bootstrap", "level": 0.9, "intervals": {}}),
      "$.uncertainty"),
+    (lambda d: d.update(uncertainty={**UNCERTAINTY.to_dict(), "random_state": -1}),
+     "$.uncertainty.random_state"),
+    (lambda d: d.update(uncertainty={"method": "asymptotic", "level": 0.9, "intervals": {},
+                                     "random_state": 0}), "$.uncertainty"),
 ])
 def test_broken_sections_fail_at_their_path(truth, tmp_path, mutate, path):
     data = truth.to_dict()

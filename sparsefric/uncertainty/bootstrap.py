@@ -423,7 +423,8 @@ def bootstrap_uncertainty(result, train: Sequence[Trajectory],  # noqa: PLR0913
     -------
     ParameterUncertainty
         ``method`` = ``"bootstrap"``, with ``inclusion``, ``resamples`` (successful fits),
-        ``failed`` and ``lugre_share``; ``table`` has a ``reference`` column. R + 1 fits.
+        ``failed``, ``random_state`` (``seed``) and ``lugre_share``; ``table`` has a
+        ``reference`` column. R + 1 fits.
     """
     data = [result.prepare(train)] + ([result.prepare(validate)] if validate else [])
     model = result.model.with_(validity=None, uncertainty=None)
@@ -446,7 +447,8 @@ def bootstrap_uncertainty(result, train: Sequence[Trajectory],  # noqa: PLR0913
              "validate_names": data[1].names if validate else []}
     outcomes = _execute([(t[0], t[1] if validate else []) for t in tasks], state,
                         workers or default_workers(), progress)
-    boot = _summary(model, target, outcomes[0], outcomes[1:], level, result.library.terms())
+    boot = _summary(model, target, outcomes[0], outcomes[1:], level, result.library.terms(),
+                    seed)
     return with_fast(boot, result_fast(result, data, level, velocity=target.velocity))
 
 
@@ -478,10 +480,11 @@ def with_fast(boot: ParameterUncertainty, fast: ParameterUncertainty) -> Paramet
 
 
 def _summary(model: JointModel, target: Target, reference: Draw | str,
-             outcomes: Sequence[Draw | str], level: float, terms: Sequence
+             outcomes: Sequence[Draw | str], level: float, terms: Sequence, seed: int
              ) -> ParameterUncertainty:
-    """The bootstrap result from the resamples' draws, widened to their copy shifted by the
-    estimate minus the ``reference`` fit (of all pieces once) where it has a value."""
+    """The bootstrap result from the resamples' draws (of seed ``seed``), widened to their copy
+    shifted by the estimate minus the ``reference`` fit (of all pieces once) where it has a
+    value."""
     draws = [d for d in outcomes if isinstance(d, Draw)]
     k = len(DERIVED)
     values = np.array([d.values for d in draws]).reshape(len(draws), len(target.names))
@@ -498,7 +501,7 @@ def _summary(model: JointModel, target: Target, reference: Draw | str,
     return ParameterUncertainty(
         "bootstrap", level, table, target.velocity, estimate[k:], lo, hi,
         inclusion=inclusion_table(terms, model, draws), resamples=len(draws),
-        failed=len(outcomes) - len(draws),
+        failed=len(outcomes) - len(draws), random_state=seed,
         lugre_share=sum(d.kind == "lugre" for d in draws) / max(len(draws), 1))
 
 

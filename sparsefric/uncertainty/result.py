@@ -73,6 +73,8 @@ class ParameterUncertainty:
         Bootstrap only: resamples that produced a model.
     failed : int
         Bootstrap only: resamples whose identification raised an error.
+    random_state : int, optional
+        Bootstrap only: seed of the block draws.
     lugre_share : float, optional
         Bootstrap only: share of the resamples whose result was a LuGre model [-].
     lags : tuple of int
@@ -98,6 +100,7 @@ class ParameterUncertainty:
     inclusion: pd.DataFrame | None = None
     resamples: int | None = None
     failed: int = 0
+    random_state: int | None = None
     lugre_share: float | None = None
     lags: tuple[int, ...] = ()
     covariance: np.ndarray | None = field(default=None, repr=False)
@@ -113,7 +116,9 @@ class ParameterUncertainty:
 
     def to_model(self) -> Uncertainty:
         """The model file's :class:`~sparsefric.model.Uncertainty` (intervals with a NaN end
-        and non-finite band points are left out; an infinite end stays, open)."""
+        and non-finite band points are left out; an infinite end stays, open), with the
+        resamples drawn, failed ones included: with ``random_state`` they repeat the
+        bootstrap."""
         rows = self.table[self.table.lower.notna() & self.table.upper.notna()
                           & (self.table.lower < np.inf) & (self.table.upper > -np.inf)]
         intervals = {str(n): (float(lo), float(max(lo, hi)))
@@ -125,8 +130,10 @@ class ParameterUncertainty:
         inclusion = {} if self.inclusion is None else {
             str(t): float(f) for t, f in zip(self.inclusion.term, self.inclusion.final,
                                              strict=True)}
+        drawn = None if self.resamples is None else self.resamples + self.failed
         return Uncertainty(method=METHODS[self.method], level=float(self.level),
-                           intervals=intervals, resamples=self.resamples, inclusion=inclusion,
+                           intervals=intervals, resamples=drawn,
+                           random_state=self.random_state, inclusion=inclusion,
                            static_curve=band if ok.any() else None)
 
     def to_dict(self) -> dict:
