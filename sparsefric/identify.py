@@ -48,10 +48,12 @@ from sparsefric.options import (
     AIC_DATA,
     AIC_DOMAINS,
     AXES,
+    DEFAULT_RESAMPLES,
     DIFFERENTIATION,
     HOLD_OUT_MAX,
     INNER_RULES,
     LIBRARIES,
+    MIN_RESAMPLES,
     OMEGA_STEPS,
     OUTER_STOPS,
     SIGN_MODELS,
@@ -61,6 +63,7 @@ from sparsefric.options import (
     check_exponents,
     check_flag,
     check_fraction,
+    check_integer,
     check_positive,
     check_positive_tuple,
     check_torque_delay,
@@ -128,6 +131,8 @@ class Settings:
     #: the friction candidates cut to the Coulomb level: the data slide at one speed (§59)
     coulomb_only: bool = False
     uncertainty: str = "fast"  #: the intervals' method (:data:`~sparsefric.options.UNCERTAINTY`)
+    resamples: int = DEFAULT_RESAMPLES  #: the bootstrap's resamples
+    random_state: int = 0  #: the seed of the bootstrap's block draws
     progress: bool = False  #: progress bars on stderr
 
     def library(self, offset: bool | None = None) -> FeatureLibrary:
@@ -150,7 +155,8 @@ DEFAULTS: dict[str, Any] = {
     "differentiation": "tv", "regularization": None, "cutoff_hz": None,
     "presliding_distance": None, "max_outer": 30, "max_inner": 50, "tol": 1e-3, "refine": None,
     "max_refinements": 5, "refit_rigid": None, "pool_validation": False,
-    "validation_share": None, "uncertainty": "fast", "progress": False, "recipe": "sparsefric",
+    "validation_share": None, "uncertainty": "fast", "resamples": DEFAULT_RESAMPLES,
+    "random_state": 0, "progress": False, "recipe": "sparsefric",
     "polish": None, "sliding_window": None, "scale_columns": None, "lambdas": None,
     "aic_data": None, "aic_domain": None, "inner_rule": None, "outer_stop": None,
     "tv_weight": None, "omega_step": None, "torque_timing": "instant", "torque_delay": 0.0,
@@ -215,6 +221,9 @@ def settings(params: Mapping[str, Any]) -> Settings:
             "aic_domain", p["aic_domain"], AIC_DOMAINS) == "literal",
             check_flag("scale_columns", p["scale_columns"]), p["omega_step"]),
         uncertainty=check_choice("uncertainty", p["uncertainty"], UNCERTAINTY),
+        resamples=check_positive("resamples", p["resamples"], integer=True,
+                                 minimum=MIN_RESAMPLES),
+        random_state=check_integer("random_state", p["random_state"]),
         progress=check_flag("progress", p["progress"]))
 
 
@@ -237,7 +246,10 @@ def fit_joint(train: list[Trajectory], validate: list[Trajectory] | None, s: Set
             bar.set_description(description)
 
         result = identify(train, validate, s, advance)
-    unc = with_uncertainty(result, train, validate, s, s.uncertainty, progress=s.progress)
+    bootstrap = {"resamples": s.resamples, "seed": s.random_state} \
+        if s.uncertainty == "bootstrap" else {}
+    unc = with_uncertainty(result, train, validate, s, s.uncertainty, progress=s.progress,
+                           **bootstrap)
     return result, unc
 
 

@@ -37,6 +37,11 @@ TORQUE_TIMINGS: tuple[str, ...] = ("instant", "hold")
 METHODS: tuple[str, ...] = ("sparsefric", "idim-ls", "output-error", "two-step")
 #: How sure an identified model is: no intervals, the asymptotic (HAC) ones, or a block bootstrap.
 UNCERTAINTY: tuple[str, ...] = ("none", "fast", "bootstrap")
+#: Bootstrap resamples of ``uncertainty="bootstrap"`` (``resamples``): by default, and the
+#: fewest it takes. 0.95 percentile ends of fewer than 10 resamples are their extremes; 50–100
+#: give rough ends, 200 or more stable ones.
+DEFAULT_RESAMPLES = 100
+MIN_RESAMPLES = 10
 #: What a model does with inputs beyond the range of its identification data.
 OUTSIDE: tuple[str, ...] = ("warn", "clamp", "ignore")
 #: Option sets of an identification (see :mod:`sparsefric.recipes`): sparsefric's defaults, or

@@ -64,6 +64,22 @@ def fitted(example):
     return SparseFric().fit(example["train"], validate=example["validate"])
 
 
+@pytest.fixture
+def bootstrap_calls(monkeypatch) -> list[dict]:
+    """The keyword arguments of every bootstrap the test's fits ask for; each returns the fast
+    intervals instead of rerunning the identification."""
+    from sparsefric.uncertainty import estimate
+
+    calls: list[dict] = []
+
+    def record(result, train, validate, settings, **options):
+        calls.append(options)
+        return estimate.estimate_uncertainty(result, train, validate, method="fast")
+
+    monkeypatch.setattr(estimate, "bootstrap_uncertainty", record)
+    return calls
+
+
 #: Speeds [rad/s] of the moves of :func:`one_file`, slowest first.
 ONE_FILE_SPEEDS = (0.05, 0.3, 1.2)
 

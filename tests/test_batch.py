@@ -207,6 +207,10 @@ def _write(tmp_path: Path, text: str) -> Path:
     ("joint,train,sigma0_starts\na,x.csv,-1\n", "row 2, column 'sigma0_starts': expected a pos"),
     ("joint,train,torque_delay\na,x.csv,nan\n", "row 2, column 'torque_delay': expected a finite "
      "number, got 'nan'"),
+    ("joint,train,resamples\na,x.csv,5\n", "row 2, column 'resamples': expected an integer of "
+     "at least 10, got '5'"),
+    ("joint,train,random_state\na,x.csv,-1\n", "row 2, column 'random_state': expected an "
+     "integer of at least 0, got '-1'"),
     ("joint,train,colour\na,x.csv,red\n", "column 'colour': unknown column"),
     ("joint,train\n../up,x.csv\n", "row 2, column 'joint': joint name '../up'"),
     ("joint,train,axis,angle_unit\na,x.csv,prismatic,deg\n",
@@ -223,6 +227,12 @@ def test_bad_manifest_is_one_line_naming_row_and_column(tmp_path, text, message)
         read_manifest(path)
     assert str(path) in str(info.value) and message in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_bootstrap_columns_are_options_of_the_joint(tmp_path):
+    spec, = read_manifest(_write(tmp_path, "joint,train,uncertainty,resamples,random_state\n"
+                                           "a,x.csv,bootstrap,200,7\n"))
+    assert spec.options == {"uncertainty": "bootstrap", "resamples": 200, "random_state": 7}
 
 
 def test_a_file_listed_twice_in_a_cell_is_refused(tmp_path):

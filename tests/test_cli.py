@@ -82,6 +82,14 @@ def test_simulate_writes_trajectories_and_truth(tmp_path):
      "--cutoff-hz 600 is not below the Nyquist frequency 500 Hz"),
     (["identify", str(EMPS), "--torque-delay", "nan"],
      "argument --torque-delay: expected a finite number, got 'nan'"),
+    (["identify", str(EMPS), "--resamples", "9"],
+     "argument --resamples: expected an integer of at least 10, got '9'"),
+    (["identify", str(EMPS), "--resamples", "1e3"],
+     "argument --resamples: expected an integer of at least 10, got '1e3'"),
+    (["identify", str(EMPS), "--seed", "-1"],
+     "argument --seed: expected an integer of at least 0, got '-1'"),
+    (["identify", str(EMPS), "--method", "idim-ls", "--seed", "3"],
+     "--seed applies to --method sparsefric only"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)

@@ -79,6 +79,13 @@ def test_uncertainty_is_an_option_of_sparsefric_only(tmp_path, capsys):
     assert "--uncertainty applies to --method sparsefric only" in capsys.readouterr().err
 
 
+def test_resamples_and_seed_reach_the_bootstrap(tmp_path, bootstrap_calls):
+    out = tmp_path / "out"
+    assert main(["identify", str(_emps(tmp_path)), *STATIC_EMPS, "--uncertainty", "bootstrap",
+                 "--resamples", "12", "--seed", "3", "--quiet", "--out", str(out)]) == 0
+    assert [(c["resamples"], c["seed"]) for c in bootstrap_calls] == [(12, 3)]
+
+
 def _bounded_model(tmp_path, velocity: tuple[float, float]) -> str:
     """The example's truth (a format-1 file) with a validity range of velocity only."""
     path = tmp_path / "bounded.json"

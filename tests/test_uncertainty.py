@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -437,6 +438,51 @@ def test_bootstrap_keeps_the_true_terms_of_an_easy_joint(small_joint):
                                     if t.kind in ("viscous", "coulomb", "stribeck")}
     assert np.isfinite(u.table.lower).all() and (u.table.lower <= u.table.upper).all()
     validate_model_dict(json.loads(est.model_.with_(uncertainty=u.to_model()).to_json()))
+
+
+@pytest.mark.slow
+def test_a_bootstrap_repeats_with_its_seed_and_moves_with_another(small_joint):
+    """Three resamples on one process: seed 1 twice gives the same intervals, seed 2 others;
+    the model file's section records the resamples and the seed."""
+    data = with_torque_noise(small_joint, np.random.default_rng(0), 0.0, 0.05)
+    est = SparseFric(n_viscous=3, deltas=(1.0, 2.0, 3.0), differentiation="given",
+                     uncertainty="none")
+    est.fit(data["train"], validate=data["validate"])
+    first, again, other = (bootstrap_uncertainty(est.result_, data["train"], data["validate"],
+                                                 est.settings(), resamples=3, workers=1,
+                                                 seed=seed) for seed in (1, 1, 2))
+    pd.testing.assert_frame_equal(first.table, again.table)
+    ends = ["lower", "upper"]
+    assert not first.table[ends].equals(other.table[ends])
+    section = first.to_dict()
+    assert (section["resamples"], section["random_state"]) == (3, 1)
+    assert other.to_dict()["random_state"] == 2
+
+
+@pytest.mark.parametrize("params, expected", [
+    ({}, [(100, 0)]),
+    ({"resamples": 12, "random_state": 3}, [(12, 3)]),
+    ({"uncertainty": "fast", "resamples": 12, "random_state": 3}, []),
+])
+def test_resamples_and_random_state_reach_the_bootstrap(small_joint, bootstrap_calls, params,
+                                                        expected):
+    """As its ``resamples`` and ``seed``; the fast method ignores them."""
+    est = SparseFric(**{"uncertainty": "bootstrap", **params}, static_only=True,
+                     library="coulomb-viscous", differentiation="given")
+    est.fit(small_joint["train"])
+    assert [(c["resamples"], c["seed"]) for c in bootstrap_calls] == expected
+    assert est.uncertainty_ is not None
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"resamples": 9}, "resamples must be an integer of at least 10, got 9"),
+    ({"resamples": 20.5}, "resamples must be an integer of at least 10, got 20.5"),
+    ({"random_state": -1}, "random_state must be an integer of at least 0, got -1"),
+    ({"random_state": "1"}, "random_state must be an integer of at least 0, got '1'"),
+])
+def test_bootstrap_options_are_refused_before_any_work(params, message):
+    with pytest.raises(OptionError, match=f"^{re.escape(message)}$"):
+        SparseFric(uncertainty="bootstrap", **params).fit(np.zeros((10, 3)))
 
 
 def test_an_unknown_uncertainty_method_is_refused_before_any_work():

@@ -27,7 +27,15 @@ from sparsefric.cli.common import (
     _warn,
 )
 from sparsefric.errors import ModelFileError, OptionError, SparsefricError
-from sparsefric.options import AXES, LIBRARIES, METHODS, UNCERTAINTY
+from sparsefric.options import (
+    AXES,
+    DEFAULT_RESAMPLES,
+    LIBRARIES,
+    METHODS,
+    MIN_RESAMPLES,
+    UNCERTAINTY,
+    integer_parser,
+)
 
 #: Where ``identify`` writes without ``--out``.
 DEFAULT_OUT = "sparsefric-out"
@@ -62,7 +70,8 @@ _methods = _argument_type(_parse_methods)
 
 #: identify options that only sparsefric uses (their defaults come from the parser).
 _SPARSEFRIC_ONLY = ("model", "static_only", "library", "offset", "omega_starts", "aic_parts",
-                    "presliding_distance", "nu", "tanh_k", "compare", "uncertainty", "cve",
+                    "presliding_distance", "nu", "tanh_k", "compare", "uncertainty",
+                    "resamples", "seed", "cve",
                     *recipes.ARGUMENTS)
 
 _IDENTIFY_EXAMPLES = _examples(
@@ -141,8 +150,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--uncertainty", choices=UNCERTAINTY, default="fast",
                    help="intervals of the parameters in model.json and the report: fast "
                         "(default, asymptotic HAC covariance, under a second), bootstrap "
-                        "(reruns the identification on 100 block resamples, with term "
-                        "inclusion frequencies; minutes) or none")
+                        "(reruns the identification on --resamples block resamples, with "
+                        "term inclusion frequencies; minutes) or none")
+    p.add_argument("--resamples", type=_argument_type(integer_parser(MIN_RESAMPLES)),
+                   default=DEFAULT_RESAMPLES, metavar="N",
+                   help=f"block resamples of --uncertainty bootstrap, at least {MIN_RESAMPLES} "
+                        f"(default: {DEFAULT_RESAMPLES}; 200 or more give stable ends of the "
+                        "95%% intervals); fast and none ignore it")
+    p.add_argument("--seed", type=_argument_type(integer_parser(0)), default=0, metavar="N",
+                   help="seed of the block draws of --uncertainty bootstrap, an integer ≥ 0: "
+                        "the same seed gives the same intervals (default: 0); fast and none "
+                        "ignore it")
     _add_strict_option(p)
     _add_output_options(p, DEFAULT_OUT)
     p.add_argument("--json", action="store_true",
@@ -162,7 +180,8 @@ def _parameters(args: argparse.Namespace, model: str) -> dict:
                 regularization=args.regularization, cutoff_hz=args.cutoff_hz,
                 presliding_distance=args.presliding_distance,
                 torque_timing=args.torque_timing, torque_delay=args.torque_delay,
-                uncertainty=args.uncertainty, progress=_interactive(args))
+                uncertainty=args.uncertainty, resamples=args.resamples,
+                random_state=args.seed, progress=_interactive(args))
 
 
 def _model_lines(m) -> list[str]:

@@ -18,6 +18,7 @@ import pandas as pd
 from sparsefric.data import Trajectory
 from sparsefric.hac import correlation_time
 from sparsefric.model import JointModel
+from sparsefric.options import DEFAULT_RESAMPLES
 from sparsefric.preprocessing import Prepared, Preprocessor
 from sparsefric.uncertainty.fast import result_fast
 from sparsefric.uncertainty.inclusion import inclusion_table, model_terms
@@ -369,7 +370,8 @@ def _nanstd(x: np.ndarray) -> np.ndarray:
 
 def bootstrap_uncertainty(result, train: Sequence[Trajectory],  # noqa: PLR0913
                           validate: Sequence[Trajectory] | None, settings, *,
-                          resamples: int = 100, level: float = 0.95, seed: int = 0,
+                          resamples: int = DEFAULT_RESAMPLES, level: float = 0.95,
+                          seed: int = 0,
                           workers: int | None = None, block: int | None = None,
                           progress: Callable[[int, int], None] | None = None
                           ) -> ParameterUncertainty:
