@@ -12,6 +12,7 @@ This module imports nothing heavy: the CLI reads it at start-up.
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
@@ -146,8 +147,10 @@ def check_torque_delay(delay: object, records: Iterable[Trajectory] = ()) -> flo
 
 
 def _finite(value: object) -> bool:
-    """Whether ``value`` is a finite int or float (a bool is not a number here)."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """Whether ``value`` is a finite real number: a Python or numpy integer or float (any
+    :class:`numbers.Real`), but not a bool, which is no number here."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and \
+        math.isfinite(value)
 
 
 def check_choice(parameter: str, value: object, choices: tuple[str, ...]) -> str:

@@ -317,3 +317,14 @@ def test_the_skip_list_names_real_checks():
                          ids=[f"{i}-{_name(c)}" for i, (_, c) in enumerate(_CHECKS)])
 def test_scikit_learn_check(estimator, check):
     check(estimator)
+
+
+def test_numpy_numbers_are_numbers_and_booleans_are_not():
+    """A seed or a delay computed with numpy (np.int64, np.float32) is taken as the number it
+    is; True stays no number."""
+    s = SparseFric(random_state=np.int64(3), resamples=np.int32(20), tanh_k=np.float32(150),
+                   torque_delay=np.float32(-0.003)).settings()
+    assert (s.random_state, s.resamples) == (3, 20)
+    assert s.preprocessor.torque_delay == pytest.approx(-0.003)
+    with pytest.raises(OptionError, match="^random_state must be an integer"):
+        SparseFric(random_state=True).settings()
