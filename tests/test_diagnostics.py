@@ -403,6 +403,29 @@ def test_a_torque_early_or_late_against_the_motion_is_named(truth, example_prepa
     assert _rerun_delay(f.message) == pytest.approx(-1e-3 - samples * 1e-3, abs=5e-4)
 
 
+def test_the_delay_to_rerun_with_is_given_to_a_tenth_of_a_sample(truth, example_prepared):
+    """Records aligned by 20 ms already and still 2.4 samples early at 1 kHz need 22.4 ms:
+    to two significant digits the warning said 22 ms, and of a lead below 0.5 ms, the 20 ms
+    applied already."""
+    prep = example_prepared
+    tau = prep.tau_raw.copy()
+    for a, b in prep.bounds:
+        index = np.arange(b - a, dtype=float)
+        tau[a:b] = np.interp(index + 2.4, index, prep.tau_raw[a:b])
+    (f,) = check_torque_timing(truth, [replace(prep, tau_raw=tau)], aligned=-0.020)
+    assert _rerun_delay(f.message) == pytest.approx(-0.0224, abs=1.5e-4)
+    assert len(repr(_rerun_delay(f.message))) <= len("-0.0224")
+
+
+def test_the_delay_scan_compares_at_most_delay_rows_of_a_record(monkeypatch):
+    """A record a little shorter than twice the limit gave all its samples (stride 1)."""
+    import sparsefric.diagnostics as diagnostics
+
+    monkeypatch.setattr(diagnostics, "DELAY_ROWS", 10)
+    (rows,) = delay_errors(np.ones(19), np.zeros(19), [(0, 19)], [1e-3], np.zeros(1))
+    assert rows == 10
+
+
 def _rerun_delay(message: str) -> float:
     """The ``torque_delay`` [s] a ``torque_delay`` warning says to rerun with."""
     (value,) = re.findall(r"rerun with `torque_delay=([^`]+)`$", message)
