@@ -80,8 +80,7 @@ from sparsefric.options import (
     TORQUE_TIMINGS,
     UNCERTAINTY,
     angle_unit_conflict,
-    check_cutoff,
-    check_torque_delay,
+    check_records,
     integer_parser,
     parse_bool,
     parse_number,
@@ -486,14 +485,12 @@ def _one_line(exc: BaseException) -> str:
 def _records(spec: JointSpec) -> tuple[list, list | None, list | None]:
     """The joint's training, validation and test records (None where none are given), checked
     against the options that depend on them, by the rule of ``identify``: the cutoff and the
-    torque delay (:func:`~sparsefric.options.check_cutoff`,
-    :func:`~sparsefric.options.check_torque_delay`)."""
+    torque delay (:func:`~sparsefric.options.check_records`)."""
     train = load_with(spec.train, spec.load)
     validate = load_with(spec.validate, spec.load) if spec.validate else None
     test = load_with(spec.test, spec.load) if spec.test else None
-    records = [*train, *(validate or ()), *(test or ())]
-    check_cutoff(spec.options.get("cutoff_hz"), records)
-    check_torque_delay(spec.options.get("torque_delay", 0.0), records)
+    check_records(spec.options.get("cutoff_hz"), spec.options.get("torque_delay", 0.0),
+                  [*train, *(validate or ()), *(test or ())])
     return train, validate, test
 
 

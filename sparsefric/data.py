@@ -857,6 +857,14 @@ def holdout(trajectories: Sequence[Trajectory], fraction: float
     return kept, held
 
 
+def aligned_samples(traj: Trajectory, delay: float) -> slice:
+    """The samples of ``traj`` whose time t + ``delay`` [s] lies within the record: those
+    :func:`align_torque` keeps (a shift of whole samples lands on the end samples, not
+    beyond)."""
+    shifted = traj.t + delay
+    edge = 1e-6 * traj.dt
+    inside = np.flatnonzero((shifted >= traj.t[0] - edge) & (shifted <= traj.t[-1] + edge))
+    return slice(int(inside[0]), int(inside[-1]) + 1) if inside.size else slice(0, 0)
 
 
 def align_torque(traj: Trajectory, delay: float) -> Trajectory:
@@ -874,27 +882,31 @@ def align_torque(traj: Trajectory, delay: float) -> Trajectory:
     delay : float
         How late [s] the torque column is against the position: τ_aligned(t) = τ(t + delay),
         linearly interpolated between samples; negative where the torque is early, as a logged
-        current command is. Its magnitude must be below a tenth of the record's duration
+        current command is. The shift must leave :data:`MIN_SAMPLES` samples; how it compares
+        with whole records is checked with the options
         (:func:`~sparsefric.options.check_torque_delay`).
 
     Returns
     -------
     Trajectory
         ``traj`` itself for a delay of 0; else its samples whose t + delay lies within the
-        record, with the aligned torque: the |delay|/h others, at the start for a negative
-        delay and at the end for a positive one, are dropped (nothing is extrapolated), and
-        every other channel (position, given velocity and acceleration, truth) is cut alike.
+        record (:func:`aligned_samples`), with the aligned torque: the |delay|/h others, at the
+        start for a negative delay and at the end for a positive one, are dropped (nothing is
+        extrapolated), and every other channel (position, given velocity and acceleration,
+        truth) is cut alike.
 
     Raises
     ------
     OptionError
-        ``delay`` is not a finite number or not below a tenth of the record's duration.
+        ``delay`` is not a finite number.
+    DataError
+        The shift leaves fewer than :data:`MIN_SAMPLES` samples of the record.
     """
-    delay = check_torque_delay(delay, [traj])
+    delay = check_torque_delay(delay)
     if delay == 0:
         return traj
-    shifted = traj.t + delay
-    edge = 1e-6 * traj.dt  # a shift of whole samples lands on the end samples, not beyond
-    inside = np.flatnonzero((shifted >= traj.t[0] - edge) & (shifted <= traj.t[-1] + edge))
-    kept = slice(int(inside[0]), int(inside[-1]) + 1)
-    return traj.part(kept).with_(tau=np.interp(shifted[kept], traj.t, traj.tau))
+    kept = aligned_samples(traj, delay)
+    if (left := kept.stop - kept.start) < MIN_SAMPLES:
+        raise DataError(f"{traj.name}: the torque delay {delay:g} s leaves {left} of its "
+                        f"{len(traj)} samples, at least {MIN_SAMPLES} are needed")
+    return traj.part(kept).with_(tau=np.interp(traj.t[kept] + delay, traj.t, traj.tau))

@@ -34,7 +34,7 @@ from sparsefric.frames import (
 )
 from sparsefric.identify import DEFAULTS, Settings, fit_joint, settings
 from sparsefric.model import JointModel
-from sparsefric.options import check_cutoff, check_positive
+from sparsefric.options import check_positive, check_records
 from sparsefric.simulate import free_run
 from sparsefric.validity import OutsideValidityWarning, ValidityRange
 
@@ -287,7 +287,8 @@ class SparseFric(RegressorMixin, BaseEstimator):
         val = optional_trajectories(validate, "validate")
         refuse_repeats(train, "X")
         refuse_repeats(val or [], "validate")
-        check_cutoff(s.preprocessor.cutoff_hz, [*train, *(val or ())])
+        check_records(s.preprocessor.cutoff_hz, s.preprocessor.torque_delay,
+                      [*train, *(val or ())])
         self.result_, self.uncertainty_ = fit_joint(train, val, s)
         for message in self.result_.warnings:  # where a notebook shows them, as the CLI prints
             warnings.warn(message, FitWarning, stacklevel=2)
@@ -359,22 +360,25 @@ class SparseFric(RegressorMixin, BaseEstimator):
         """Predicted torque τ̂ [N·m | N] of every row of ``X``, trajectories concatenated.
 
         ``X`` as in :meth:`fit` (its torque, if any, is not used); the records are
-        differentiated as the training data were, and with ``torque_delay`` aligned as they
-        were: the rows the alignment drops at a record's end have no prediction. ``model``
+        differentiated as the training data were, and a value is predicted for every row:
+        ``torque_delay`` moves the measured torque, which a prediction does not use. ``model``
         replaces the identified model.
         """
         return np.concatenate(self.predict_trajectories(X, model=model))
 
     def predict_trajectories(self, X: TrajectoryInput, *,
                              model: JointModel | None = None) -> list[np.ndarray]:
-        """Predicted torque τ̂ [N·m | N] of each trajectory of ``X``, one array each."""
+        """Predicted torque τ̂ [N·m | N] of each trajectory of ``X``, one array each, a value
+        per row (:meth:`predict`)."""
         check_is_fitted(self)
-        return self.result_.predict(as_trajectories(X, torque=False), model)
+        prep = self.result_.preprocessor.motion().prepare(as_trajectories(X, torque=False))
+        return prep.torque(model or self.model_)
 
     def relative_error(self, X: TrajectoryInput, model: JointModel | None = None, *,
                        y: ArrayLike | None = None) -> float:
         """‖τ − τ̂‖/‖τ‖ [-] over all samples of ``X`` by ``model`` (default: the identified
-        one), τ the measured torque (``y`` if given)."""
+        one), τ the measured torque (``y`` if given), aligned with ``torque_delay`` as the
+        training data were (the samples the shift drops at a record's end are not scored)."""
         check_is_fitted(self)
         return self.result_.relative_error(as_trajectories(X, y), model)
 
@@ -383,8 +387,11 @@ class SparseFric(RegressorMixin, BaseEstimator):
         """Coefficient of determination R² [-] of the torque prediction.
 
         τ is ``y`` or the torque of ``X`` (scikit-learn's convention: 1 is a perfect
-        prediction, 0 that of the mean torque), prepared as the training data were (aligned
-        with ``torque_delay``); ``sample_weight`` weighs the samples :meth:`predict` returns.
+        prediction, 0 that of the mean torque), prepared as the training data were: aligned
+        with ``torque_delay``, which drops the samples the shift takes beyond each record's
+        end (a pause in a record makes it several records). ``sample_weight`` weighs these
+        aligned samples, one weight each: fewer than the rows of ``X`` where the delay is not
+        0.
         """
         check_is_fitted(self)
         prep = self.result_.prepare(as_trajectories(X, y))

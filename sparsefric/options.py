@@ -131,7 +131,9 @@ def check_torque_delay(delay: object, records: Iterable[Trajectory] = ()) -> flo
     a float, else :class:`OptionError`: a finite number, of magnitude below
     :data:`MAX_DELAY_SHARE` of the duration T [s] of the shortest of ``records``, naming it
     (:func:`~sparsefric.data.align_torque` drops the |delay|/h samples the shift takes beyond a
-    record's end). Without records the number alone is checked."""
+    record's end). Without records the number alone is checked. ``records`` are the records
+    as given, whole: a piece cut at their jumps that the shift would leave too short is left
+    out as they are prepared (:func:`~sparsefric.preprocessing.aligned_pieces`)."""
     if not _finite(delay):
         raise OptionError("torque_delay", f"must be a finite number of seconds, got {delay!r}")
     value = float(delay)
@@ -144,6 +146,18 @@ def check_torque_delay(delay: object, records: Iterable[Trajectory] = ()) -> flo
                 f"({duration:.4g} s): a drive's delay is a few sample periods, in seconds "
                 "(3 ms is 0.003)"))
     return value
+
+
+def check_records(cutoff_hz: float | None, torque_delay: object,
+                  records: Iterable[Trajectory]) -> None:
+    """Refuse (:class:`OptionError`) the options that do not suit ``records``, all the records
+    of a fit (training, validation, test), before any work: the Butterworth cutoff
+    ``cutoff_hz`` [Hz] (:func:`check_cutoff`) and the ``torque_delay`` [s]
+    (:func:`check_torque_delay`). The estimator, the command line and batch manifests check
+    their records by this one rule."""
+    records = list(records)
+    check_cutoff(cutoff_hz, records)
+    check_torque_delay(torque_delay, records)
 
 
 def _finite(value: object) -> bool:

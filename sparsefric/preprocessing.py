@@ -18,14 +18,14 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from sparsefric.data import MAX_ABS_VALUE, Trajectory, align_torque
+from sparsefric.data import MAX_ABS_VALUE, Trajectory, align_torque, aligned_samples
 from sparsefric.differentiation import Derivatives, differentiate
 from sparsefric.differentiation.trend_filter import measurement_noise_std
 from sparsefric.errors import DataError, OptionError
 from sparsefric.model import JointModel
 from sparsefric.options import mention
 from sparsefric.regimes import default_stop_speed, distance_from_stops
-from sparsefric.segments import split_records
+from sparsefric.segments import MIN_PIECE, split_records
 from sparsefric.signals import Signals
 from sparsefric.threads import in_parallel
 from sparsefric.validation import relative_error
@@ -183,20 +183,18 @@ def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
     torque that changes between samples; ``hold``, the command applied until the next sample.
     ``torque_delay`` [s]: how late the torque column is against the position (negative: early);
     each piece's torque is shifted by it and the samples the shift takes beyond the piece
-    dropped (:func:`~sparsefric.data.align_torque`), so ``pieces`` are the aligned records.
+    dropped (:func:`aligned_pieces`), so ``pieces`` are the aligned records.
     ``denoise_torque`` False leaves ``Prepared.tau`` the measured torque (what a prediction
     is compared with) and skips its fit.
 
     Raises
     ------
     DataError
-        If nothing is left between the jumps, or a differentiated signal is not finite or
-        beyond :data:`sparsefric.data.MAX_ABS_VALUE` (the regressions would overflow).
-    OptionError
-        If ``torque_delay`` is not below a tenth of a piece's duration.
+        If nothing is left between the jumps and after the alignment, or a differentiated
+        signal is not finite or beyond :data:`sparsefric.data.MAX_ABS_VALUE` (the regressions
+        would overflow).
     """
-    pieces, notes = split_records(trajectories)
-    pieces = [align_torque(piece, torque_delay) for piece in pieces]
+    pieces, notes = aligned_pieces(trajectories, torque_delay)
 
     def derivatives(piece: Trajectory) -> Derivatives:
         reg = regularization if tv_weight is None else tvregdiff_kappa(piece, tv_weight)
@@ -219,6 +217,36 @@ def prepare(trajectories: Sequence[Trajectory], *, method: str = "tv",
     return Prepared(Signals(q, qd, qdd), tau, raw, bounds, [p.dt for p in pieces], dist, span,
                     [p.name for p in pieces], params, presliding_distance, tuple(pieces),
                     tuple(notes), torque_timing == "hold")
+
+
+def aligned_pieces(trajectories: Sequence[Trajectory], torque_delay: float = 0.0
+                   ) -> tuple[list[Trajectory], list[str]]:
+    """The records cut at their jumps (:func:`~sparsefric.segments.split_records`), each piece
+    with its torque aligned by ``torque_delay`` [s] (:func:`~sparsefric.data.align_torque`),
+    and notes: what was cut, and the pieces the shift would leave shorter than
+    :data:`~sparsefric.segments.MIN_PIECE` samples, which are left out as the cut leaves out
+    short pieces. Every fit (sparsefric's and the baselines') takes its records this way.
+
+    Raises
+    ------
+    DataError
+        If no piece is left.
+    """
+    pieces, notes = split_records(trajectories)
+    aligned = []
+    for piece in pieces:
+        kept = aligned_samples(piece, torque_delay)
+        left = kept.stop - kept.start
+        if left >= MIN_PIECE:
+            aligned.append(align_torque(piece, torque_delay))
+        else:
+            notes.append(f"{piece.name}: {left} samples after the torque's alignment by "
+                         f"{torque_delay:g} s, fewer than {MIN_PIECE}: left out")
+    if not aligned:
+        raise DataError(f"no part of {', '.join(t.name for t in trajectories)[:200]} is "
+                        f"{MIN_PIECE} samples long between its jumps once its torque is aligned "
+                        f"by {torque_delay:g} s: nothing to identify")
+    return aligned, notes
 
 
 def tvregdiff_kappa(record: Trajectory, alpha: float) -> tuple[float, float]:
@@ -320,6 +348,14 @@ class Preprocessor:
         if remember:
             self.remember(key, prep)
         return prep
+
+    def motion(self) -> Preprocessor:
+        """These settings with no torque alignment (``torque_delay`` 0), for predictions: they
+        need the motion alone, and one value per sample of every record. Aligned, the sets
+        remembered hold fewer samples, so a preprocessor with a delay gives one of its own."""
+        if self.torque_delay == 0:
+            return self
+        return replace(self, torque_delay=0.0, _cache=[])
 
     def remember(self, trajectories: Sequence[Trajectory], prep: Prepared) -> None:
         """Keep ``prep`` as the prepared set of ``trajectories`` (e.g. parts cut from a record

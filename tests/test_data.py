@@ -461,18 +461,21 @@ def test_align_torque_drops_the_samples_the_shift_takes_beyond_the_record(sample
 
 
 def test_align_torque_by_zero_is_the_record_itself_and_bad_delays_are_named():
-    from sparsefric.data import align_torque
-    from sparsefric.errors import OptionError
+    """A delay of any size is taken as long as the shift leaves the samples a record needs
+    (its bound against whole records is the options' check); not a number, it is named."""
+    from sparsefric.data import MIN_SAMPLES, align_torque
+    from sparsefric.errors import DataError, OptionError
 
-    record = _logged(np.cos)  # 0.999 s long
+    record = _logged(np.cos)  # 1000 samples, 0.999 s long
     assert align_torque(record, 0.0) is record
     for bad in (float("nan"), float("inf"), "0.003", True):
         with pytest.raises(OptionError, match=r"^torque_delay must be a finite number"):
             align_torque(record, bad)
-    with pytest.raises(OptionError, match=r"^torque_delay -0.1 s is not below 0.1 of the "
-                                          r"duration of r \(0.999 s\)"):
-        align_torque(record, -0.1)
     assert len(align_torque(record, 0.0998)) == len(record) - 100
+    assert len(align_torque(record, -0.95)) == MIN_SAMPLES
+    with pytest.raises(DataError, match=r"^r: the torque delay -0.951 s leaves 49 of its 1000 "
+                                        r"samples, at least 50 are needed$"):
+        align_torque(record, -0.951)
 
 
 def test_spaces_around_header_names_are_not_part_of_them(tmp_path):

@@ -185,8 +185,9 @@ def test_a_record_given_twice_is_refused(example):
 
 def test_a_torque_delay_is_checked_by_fit_and_aligns_what_is_scored():
     """Set in __init__, checked by fit: not a number, or not below a tenth of a record's
-    duration, is named before any work. Fitted, the model records it, and predict and score
-    take the records as aligned: 3 samples fewer in each at 1 kHz."""
+    duration, is named before any work. Fitted, the model records it; predict gives a value
+    for every row (scikit-learn's rule), while score and relative_error compare with the
+    torque aligned: 3 samples fewer in each record at 1 kHz, which sample_weight weighs."""
     train, test = _role("train"), _role("test")
     with pytest.raises(OptionError, match=r"^torque_delay must be a finite number of "
                                           r"seconds, got nan$"):
@@ -196,8 +197,12 @@ def test_a_torque_delay_is_checked_by_fit_and_aligns_what_is_scored():
         SparseFric(**FAST, torque_delay=0.7).fit(train)
     est = SparseFric(**FAST, torque_delay=-3e-3).fit(train)
     assert est.model_.extra["fit"]["torque_delay"] == -3e-3
-    assert len(est.predict(test)) == len(test) - 3 * test["trajectory"].nunique()
-    assert 0.5 < est.score(test) < 1
+    assert len(est.predict(test)) == len(test)
+    assert [len(tau) for tau in est.predict_trajectories(test)] == \
+        test.groupby("trajectory", sort=False).size().tolist()
+    aligned = len(test) - 3 * test["trajectory"].nunique()
+    assert 0.5 < est.score(test) == est.score(test, sample_weight=np.ones(aligned)) < 1
+    assert 0 < est.relative_error(test) < 0.5
 
 
 def test_trajectory_rows_must_be_contiguous():
@@ -328,3 +333,17 @@ def test_numpy_numbers_are_numbers_and_booleans_are_not():
     assert s.preprocessor.torque_delay == pytest.approx(-0.003)
     with pytest.raises(OptionError, match="^random_state must be an integer"):
         SparseFric(random_state=True).settings()
+
+
+def test_fit_checks_the_delay_against_every_record_before_any_work(monkeypatch):
+    """As the command line and batch do (:func:`~sparsefric.options.check_records`): a delay
+    a record cannot take is named before the fit starts, not by the alignment within it."""
+    import sparsefric.estimator as estimator_module
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("the fit started")
+
+    monkeypatch.setattr(estimator_module, "fit_joint", no_fit)
+    with pytest.raises(OptionError, match=r"^torque_delay 0.7 s is not below 0.1 of the "
+                                          r"duration of X#train_v2p13 \(6.194 s\)"):
+        SparseFric(**FAST, torque_delay=0.7).fit(_role("train"))

@@ -110,3 +110,30 @@ def test_choose_window_grows_when_the_stops_bias_the_static_fit():
     transient = np.where(prep.stop_distance < 0.004 * span, 3.0 * np.sign(qd), 0.0)
     biased = prepare([Trajectory(t, q, clean + transient, qd=qd, qdd=qdd)], method="given")
     assert choose_window(biased, rigid) >= 0.005
+
+
+def _paused(n: int = 2000, tail: int = 60) -> Trajectory:
+    """:func:`_record` at 1 kHz with a pause of 0.5 s before its last ``tail`` samples."""
+    record = _record(n)
+    t = record.t.copy()
+    t[-tail:] += 0.5
+    return record.with_(t=t)
+
+
+def test_a_delay_that_suits_the_record_suits_each_piece_that_stays_usable():
+    """The delay is checked against the records as given (a tenth of 2.5 s); a piece cut at
+    the pause keeps what the shift leaves of it, and one the shift would leave shorter than
+    a piece may be is left out with a note, as the cut leaves out short pieces: the 6 ms that
+    suit the record took more than a tenth of the 60-sample tail and failed the fit."""
+    from sparsefric.options import check_torque_delay
+    from sparsefric.segments import MIN_PIECE
+
+    record = _paused()
+    assert check_torque_delay(-0.006, [record]) == -0.006
+    prep = prepare([record], method="given", torque_delay=-0.006)
+    assert [len(p) for p in prep.pieces] == [1940 - 6, 60 - 6]
+    lost = 60 - MIN_PIECE + 1  # the shift that leaves the tail one sample short
+    prep = prepare([record], method="given", torque_delay=-lost * 1e-3)
+    assert [len(p) for p in prep.pieces] == [1940 - lost]
+    assert prep.notes[-1] == (f"r[1940:2000]: {60 - lost} samples after the torque's alignment "
+                              f"by {-lost * 1e-3:g} s, fewer than {MIN_PIECE}: left out")

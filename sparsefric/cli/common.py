@@ -16,8 +16,7 @@ from sparsefric.options import (
     TORQUE_TIMINGS,
     angle_unit_conflict,
     as_flags,
-    check_cutoff,
-    check_torque_delay,
+    check_records,
     parse_number,
     parse_positive,
     parse_positive_list,
@@ -163,16 +162,14 @@ def _load(paths: Sequence[str], args: argparse.Namespace, role: str):
 def _check_records(args: argparse.Namespace, trajs) -> None:
     """Before any work: ``--differentiation given`` needs the measured velocity and
     acceleration columns, and ``--cutoff-hz`` and ``--torque-delay`` must suit every record
-    (:func:`~sparsefric.options.check_cutoff`,
-    :func:`~sparsefric.options.check_torque_delay`)."""
+    (:func:`~sparsefric.options.check_records`)."""
     from sparsefric.options import mention
 
     if args.differentiation == "given" and any(t.qd is None or t.qdd is None for t in trajs):
         raise OptionError("differentiation", "given needs the measured velocity and "
                           f"acceleration in every record ({mention('velocity', 'NAME')} and "
                           f"{mention('acceleration', 'NAME')})")
-    check_cutoff(args.cutoff_hz, trajs)
-    check_torque_delay(getattr(args, "torque_delay", 0.0), trajs)  # cve: no such option
+    check_records(args.cutoff_hz, getattr(args, "torque_delay", 0.0), trajs)  # cve: no delay
 
 
 def _preprocessor(args: argparse.Namespace, denoise_torque: bool = True):
