@@ -36,10 +36,11 @@ from sparsefric.baselines.two_step import (
     presliding_experiment,
     two_step_lugre,
 )
-from sparsefric.data import Trajectory, align_torque
-from sparsefric.errors import OptionError
+from sparsefric.data import Trajectory
+from sparsefric.errors import DataError, OptionError
 from sparsefric.model import JointModel
 from sparsefric.options import METHODS, check_choice, check_cutoff, mention
+from sparsefric.preprocessing import aligned_pieces
 from sparsefric.steps.iterations import default_sigma0_starts
 from sparsefric.validation import cve_from_trajectories
 
@@ -79,14 +80,25 @@ def fit_baseline(method: str, train: Sequence[Trajectory], axis: str = "revolute
         level, as sparsefric's).
     torque_delay : float
         How late [s] the torque column of every record is against the position, negative
-        where early (default 0): each record's torque is aligned with its position first
-        (:func:`~sparsefric.data.align_torque`), as sparsefric's ``torque_delay`` does.
+        where early (default 0). Every record is first cut at its jumps and the torque of
+        each piece aligned with its position, as sparsefric prepares its records
+        (:func:`~sparsefric.preprocessing.aligned_pieces`: the pieces too short are left
+        out); the pre-sliding record must stay one piece.
+
+    Raises
+    ------
+    DataError
+        If no piece of the training records is left, or ``presliding`` has a jump.
     """
     check_choice("method", method, METHODS[1:])
-    train = [align_torque(tr, torque_delay) for tr in train]
-    validate = [align_torque(tr, torque_delay) for tr in validate]
+    train = aligned_pieces(train, torque_delay)[0]
+    validate = aligned_pieces(validate, torque_delay)[0] if validate else []
     if presliding is not None:
-        presliding = align_torque(presliding, torque_delay)
+        pieces = aligned_pieces([presliding], torque_delay)[0]
+        if len(pieces) > 1:
+            raise DataError(f"{presliding.name}: the pre-sliding record has jumps in time or "
+                            f"position (cut into {len(pieces)} pieces): record one stretch")
+        presliding = pieces[0]
     if method == "two-step" and presliding is None:
         raise OptionError("method", f"two-step needs {mention('presliding', 'FILE')}, a record "
                           "of the joint excited below break-away (sparsefric simulate "
