@@ -831,6 +831,16 @@ def test_a_torque_delay_aligns_every_role_and_predict_takes_it_from_the_model(tm
                                        "be a finite number of seconds, got '2 ms'\n")
 
 
+def test_a_model_whose_fit_is_not_an_object_is_one_line_naming_the_file(tmp_path, capsys):
+    data = json.loads((EXAMPLE / "truth.json").read_text())
+    data["fit"] = [1, 2]
+    model = tmp_path / "model.json"
+    model.write_text(json.dumps(data))
+    assert main(["predict", str(model), str(example_files("test")[0])]) == 2
+    assert capsys.readouterr().err == (f"sparsefric: error: {model}: $.fit: must be an "
+                                       "object\n")
+
+
 def test_a_baseline_aligns_its_records_and_records_the_delay_for_predict(tmp_path):
     short = _short_csv(tmp_path, EMPS, n=8000)
     models = {}

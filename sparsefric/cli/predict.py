@@ -77,6 +77,20 @@ def _run_predict(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fit_section(args: argparse.Namespace, model) -> dict:
+    """The ``fit`` section of ``model`` (empty where the file has none): how it was identified.
+
+    Raises
+    ------
+    ModelFileError
+        The file's ``fit`` is not an object.
+    """
+    fit = model.extra.get("fit", {})
+    if not isinstance(fit, dict):
+        raise ModelFileError(f"{args.model}: $.fit: must be an object")
+    return fit
+
+
 def _model_differentiation(args: argparse.Namespace, model) -> None:
     """``--differentiation`` not given: the method, and the κ or cutoff [Hz] a user set, that
     ``model`` records it was identified with (its ``fit`` section), else tv. The same record
@@ -84,7 +98,7 @@ def _model_differentiation(args: argparse.Namespace, model) -> None:
     derivatives and tested at 38.2 % by ``identify`` scored 32.2 % in ``predict``'s TV."""
     if args.differentiation is not None:
         return
-    used = model.extra.get("fit", {}).get("differentiation") or {}
+    used = _fit_section(args, model).get("differentiation") or {}
     args.differentiation = used.get("method", "tv")
     if args.regularization is None and args.cutoff_hz is None:
         args.regularization, args.cutoff_hz = used.get("regularization"), used.get("cutoff_hz")
@@ -97,7 +111,7 @@ def _model_torque_delay(args: argparse.Namespace, model) -> None:
     aligned records predicts the aligned torque."""
     if args.torque_delay is not None:
         return
-    recorded = model.extra.get("fit", {}).get("torque_delay", 0.0)
+    recorded = _fit_section(args, model).get("torque_delay", 0.0)
     try:
         args.torque_delay = check_torque_delay(recorded)
     except OptionError as exc:
