@@ -90,6 +90,10 @@ def test_simulate_writes_trajectories_and_truth(tmp_path):
      "argument --seed: expected an integer of at least 0, got '-1'"),
     (["identify", str(EMPS), "--method", "idim-ls", "--seed", "3"],
      "--seed applies to --method sparsefric only"),
+    (["identify", str(EMPS), "--resamples", "20"],
+     "--resamples needs --uncertainty bootstrap"),
+    (["identify", str(EMPS), "--uncertainty", "none", "--seed", "3"],
+     "--seed needs --uncertainty bootstrap"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)

@@ -156,7 +156,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    default=DEFAULT_RESAMPLES, metavar="N",
                    help=f"block resamples of --uncertainty bootstrap, at least {MIN_RESAMPLES} "
                         f"(default: {DEFAULT_RESAMPLES}; 200 or more give stable ends of the "
-                        "95%% intervals); fast and none ignore it")
+                        "95%% intervals); only with --uncertainty bootstrap")
     p.add_argument("--seed", type=_argument_type(integer_parser(0)), default=0, metavar="N",
                    help="seed of the block draws of --uncertainty bootstrap, an integer ≥ 0: "
                         "the same seed gives the same intervals (default: 0); fast and none "
@@ -270,14 +270,24 @@ def _comparisons(args: argparse.Namespace, train, validate) -> dict:
     """The ``--compare`` baselines fitted on the same records, by method name."""
     if not args.compare:
         return {}
+    return {method: _fit_baseline(args, method, train, validate) for method in args.compare}
+
+
+def _fit_baseline(args: argparse.Namespace, method: str, train, validate):
+    """The baseline ``method`` (:data:`~sparsefric.options.METHODS`) fitted on ``train`` and
+    ``validate`` with the options that apply to it, ``--presliding`` loaded where given.
+
+    Returns
+    -------
+    JointModel
+        The baseline's model.
+    """
     from sparsefric.baselines import fit_baseline  # with scipy.signal, ~0.2 s: only if asked
 
     presliding = _load([args.presliding], args, "--presliding")[0] if args.presliding else None
-    return {method: fit_baseline(method, train, args.axis, validate=validate or (),
-                                 presliding=presliding, cutoff_hz=args.cutoff_hz,
-                                 sigma0_starts=args.sigma0_starts,
-                                 torque_delay=args.torque_delay)
-            for method in args.compare}
+    return fit_baseline(method, train, args.axis, validate=validate or (),
+                        presliding=presliding, cutoff_hz=args.cutoff_hz,
+                        sigma0_starts=args.sigma0_starts, torque_delay=args.torque_delay)
 
 
 def _run_identify(args: argparse.Namespace) -> int:
@@ -350,6 +360,9 @@ def _check_method_options(args: argparse.Namespace) -> None:
         raise OptionError("compare", "two-step needs --presliding FILE")
     if args.sigma0_starts and args.method not in ("sparsefric", "output-error"):
         raise OptionError("sigma0_starts", "applies to --method sparsefric and output-error")
+    for name in ("resamples", "seed"):  # the fast intervals and none draw nothing
+        if args.uncertainty != "bootstrap" and getattr(args, name) != args.sparsefric_only[name]:
+            raise OptionError(name, "needs --uncertainty bootstrap")
 
 
 def _baseline_errors(args: argparse.Namespace, models: dict, sets: dict) -> dict:
@@ -363,18 +376,14 @@ def _baseline_errors(args: argparse.Namespace, models: dict, sets: dict) -> dict
 def _run_baseline(args: argparse.Namespace, train, validate, test, known: dict) -> int:
     """``identify --method`` with a baseline: model.json and a summary of its errors."""
     from sparsefric.atomic import staged
-    from sparsefric.baselines import fit_baseline
     from sparsefric.model import JointModel
     from sparsefric.outputs import RESULT_NAMES, stamped
 
-    presliding = _load([args.presliding], args, "--presliding")[0] if args.presliding else None
     out = Path(args.out)
     t0 = time.perf_counter()
     train, notes = _checked_records(args, train)
     notes[:0] = [f.message for f in _shared_files(args)]
-    model = fit_baseline(args.method, train, args.axis, validate=validate or (),
-                         presliding=presliding, cutoff_hz=args.cutoff_hz,
-                         sigma0_starts=args.sigma0_starts, torque_delay=args.torque_delay)
+    model = _fit_baseline(args, args.method, train, validate)
     try:  # a model file the tool cannot read back is no result
         JointModel.from_dict(model.to_dict(), source=f"the {args.method} model")
     except ModelFileError as exc:
