@@ -88,6 +88,10 @@ def test_simulate_writes_trajectories_and_truth(tmp_path):
      "argument --resamples: expected an integer of at least 10, got '1e3'"),
     (["identify", str(EMPS), "--seed", "-1"],
      "argument --seed: expected an integer of at least 0, got '-1'"),
+    (["identify", str(EMPS), "--aic-parts", "-3"],
+     "argument --aic-parts: expected an integer of at least 10, got '-3'"),
+    (["batch", "joints.csv", "--out", "x", "--workers", "0"],
+     "argument --workers: expected an integer of at least 1, got '0'"),
     (["identify", str(EMPS), "--method", "idim-ls", "--seed", "3"],
      "--seed applies to --method sparsefric only"),
     (["identify", str(EMPS), "--resamples", "20"],
@@ -440,7 +444,7 @@ def test_python_dash_m_runs_the_command_line():
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--seed", "-1"], "--seed must be an integer ≥ 0, got -1"),
+    (["--seed", "-1"], "argument --seed: expected an integer of at least 0, got '-1'"),
     (["--velocities", "0.5,0.5"],
      "--velocities lists 0.5 twice: each velocity is one file (moves_v0p5.csv); list each once"),
     (["--velocities", "0.5,1,0.5000001"],

@@ -10,19 +10,14 @@ from pathlib import Path
 from sparsefric.cli.common import (
     EXIT_WARNINGS,
     _add_strict_option,
+    _argument_type,
     _examples,
     _interactive,
     _positive,
     _say,
     _warn,
 )
-from sparsefric.options import DEFAULT_OUTLIER_RATIO, DEFAULT_OUTLIER_Z
-
-
-def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return int(text)
+from sparsefric.options import DEFAULT_OUTLIER_RATIO, DEFAULT_OUTLIER_Z, integer_parser
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -38,7 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                         "tcp://10.0.0.5:8786 --force"))
     p.add_argument("manifest", help="CSV manifest, one row per joint")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    p.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1, metavar="N",
+    p.add_argument("--workers", type=_argument_type(integer_parser(1)),
+                   default=os.cpu_count() or 1, metavar="N",
                    help="local worker processes (default: the number of CPUs)")
     p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
                    help="run on this Dask distributed scheduler instead of local processes")

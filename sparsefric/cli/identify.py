@@ -118,7 +118,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="initial σ0 values [N·m/rad or N/m], comma-separated "
                    "(default: scaled from the step-1 break-away level)")
     p.add_argument("--nu", type=_positive, default=0.01, help="SR3 relaxation ν (default: 0.01)")
-    p.add_argument("--aic-parts", type=int, default=None, metavar="M",
+    p.add_argument("--aic-parts", type=_argument_type(integer_parser(10)), default=None,
+                   metavar="M",
                    help="number m of validation parts of AICc (default: max(10, 4(p+2)); "
                         "paper recipe: 10)")
     recipes.add_arguments(p, _argument_type)

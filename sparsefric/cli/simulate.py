@@ -10,6 +10,7 @@ from pathlib import Path
 
 from sparsefric.cli.common import (
     _add_output_options,
+    _argument_type,
     _examples,
     _positive,
     _positive_list,
@@ -17,6 +18,7 @@ from sparsefric.cli.common import (
     _warn,
 )
 from sparsefric.errors import OptionError, SparsefricError
+from sparsefric.options import integer_parser
 
 #: Longest open-loop simulation [s] (10⁷ samples at 1 kHz).
 MAX_DURATION_S = 1e4
@@ -53,7 +55,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="standard deviation of the position noise [rad] (default: 5e-6)")
     p.add_argument("--encoder-bits", type=int, default=20, metavar="BITS",
                    help="encoder resolution per turn [bits]; 0: no quantisation (default: 20)")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--seed", type=_argument_type(integer_parser(0)), default=0,
                    help="seed of the noise and of the multisine phases, an integer ≥ 0 "
                         "(default: 0)")
     p.add_argument("--presliding", action="store_true",
@@ -70,8 +72,6 @@ def _check_simulate_options(args: argparse.Namespace) -> None:
     if args.duration > MAX_DURATION_S:
         raise OptionError("duration", f"must be at most {MAX_DURATION_S:g} s, "
                                       f"got {args.duration:g}")
-    if args.seed < 0:
-        raise OptionError("seed", f"must be an integer ≥ 0, got {args.seed}")
     if args.velocities and not args.open_loop:
         _check_distinct_velocities(args.velocities)
 
