@@ -91,8 +91,8 @@ class Uncertainty:
         Seed of the bootstrap's block draws (bootstrap only; files written before it was
         recorded have none).
     inclusion : dict of str to float
-        Share of the resamples in which each candidate term (plain-text name, e.g. ``qd^3``) was
-        selected, in [0, 1] [-].
+        Share of the resamples identified (not of those drawn, :attr:`resamples`) in which each
+        candidate term (plain-text name, e.g. ``qd^3``) was selected, in [0, 1] [-].
     static_curve : StaticBand, optional
         Band of the steady-state friction.
     """

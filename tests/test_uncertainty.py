@@ -301,6 +301,9 @@ def test_findings_name_wide_intervals_and_unstable_terms():
         "wide_interval", "unstable_term", "lugre_unstable"]
     # the file counts the resamples drawn, with the seed they repeat the bootstrap
     assert u.to_dict()["resamples"] == 20 and "static_curve" not in u.to_dict()
+    failing = uncertainty_findings(replace(u, failed=3, inclusion=None, lugre_share=None))
+    assert [f.code for f in failing] == ["wide_interval", "bootstrap_failures"]
+    assert failing[1].message.startswith("3 of 21 bootstrap resamples could not be identified")
     path = pd.DataFrame({"threshold": [0.1, 0.2], "selected": [True, False], "qd": [1.0, 1.0],
                          "qd^3": [0.1, 0.0], "qd^5": [0.0, 0.0]})
     beside = path_with_inclusion(path, u)
@@ -605,6 +608,21 @@ def test_wide_interval_is_one_that_allows_an_error_beyond_the_precision():
     assert "σ1" in found[0].message and "50%" in found[0].message
     assert "inertia" in found[1].message and "5%" in found[1].message
     assert "smoothing" not in found[1].message  # no denoised-torque optimum in this table
+
+
+def test_an_interval_with_a_nan_end_says_the_data_do_not_determine_the_parameter():
+    """A singular covariance leaves no interval at all: the warning says none can be computed
+    instead of quoting [nan, nan]."""
+    table = pd.DataFrame({"name": ["coulomb"], "kind": "parameter", "unit": ["N·m"],
+                          "estimate": [0.8], "std": [np.nan], "lower": [np.nan],
+                          "upper": [np.nan]})
+    empty = np.zeros(0)
+    (found,) = uncertainty_findings(ParameterUncertainty("fast", 0.95, table, empty, empty,
+                                                         empty, empty))
+    assert found.code == "wide_interval"
+    assert found.message == ("the Coulomb level f_c is not determined by these data: around 0.8 "
+                             "N·m no 95% interval can be computed, as they do not separate it "
+                             "from the other terms of the model")
 
 
 def test_a_wide_inertia_interval_says_when_the_torque_smoothing_moves_it():

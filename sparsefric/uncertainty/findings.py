@@ -80,11 +80,10 @@ def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
                            f"only {unc.lugre_share:.0%} of the bootstrap resamples give a LuGre "
                            "model that predicts better than the static one: σ0 and σ1 rest on "
                            "little evidence"))
-    total = (unc.resamples or 0) + unc.failed
-    if total and unc.failed > 0.1 * total:
+    if unc.drawn and unc.failed > 0.1 * unc.drawn:
         out.append(Finding("warning", "bootstrap_failures",
-                           f"{unc.failed} of {total} bootstrap resamples could not be identified; "
-                           "the intervals rest on the others"))
+                           f"{unc.failed} of {unc.drawn} bootstrap resamples could not be "
+                           "identified; the intervals rest on the others"))
     return out
 
 

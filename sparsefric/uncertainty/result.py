@@ -107,6 +107,12 @@ class ParameterUncertainty:
     critical: float | None = None
     findings: list = field(default_factory=list)
 
+    @property
+    def drawn(self) -> int | None:
+        """Bootstrap only: the resamples drawn, those that could not be identified included
+        (None for the fast method)."""
+        return None if self.resamples is None else self.resamples + self.failed
+
     def interval(self, name: str) -> tuple[float, float]:
         """(lower, upper) of parameter or derived quantity ``name`` [its unit]."""
         row = self.table.loc[self.table.name == name]
@@ -130,9 +136,8 @@ class ParameterUncertainty:
         inclusion = {} if self.inclusion is None else {
             str(t): float(f) for t, f in zip(self.inclusion.term, self.inclusion.final,
                                              strict=True)}
-        drawn = None if self.resamples is None else self.resamples + self.failed
         return Uncertainty(method=METHODS[self.method], level=float(self.level),
-                           intervals=intervals, resamples=drawn,
+                           intervals=intervals, resamples=self.drawn,
                            random_state=self.random_state, inclusion=inclusion,
                            static_curve=band if ok.any() else None)
 
