@@ -134,6 +134,9 @@ class Settings:
     resamples: int = DEFAULT_RESAMPLES  #: the bootstrap's resamples
     random_state: int = 0  #: the seed of the bootstrap's block draws
     progress: bool = False  #: progress bars on stderr
+    #: the warnings of the fitted model's checks, off in the bootstrap's refits, which keep no
+    #: findings (the torque-timing scan alone costs ~1 s on a 200k-sample record)
+    model_warnings: bool = True
 
     def library(self, offset: bool | None = None) -> FeatureLibrary:
         """The step-1 library; ``offset`` overrides the choice of an offset column."""
@@ -353,7 +356,7 @@ def _identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Set
     # a record with held-out blocks is checked whole: its steady moves pair forward and
     # backward within it, not within the parts the blocks cut it into
     checked = [whole] if whole is not None else [p for p in (prep, val) if p is not None]
-    _check_model(result, checked, fitted)
+    _check_model(result, checked, fitted, s.model_warnings)
     return result
 
 
@@ -450,11 +453,12 @@ def _slower_validation(prep: Prepared, val: Prepared) -> Finding | None:
 
 
 def _check_model(result: IdentificationResult, prepared: list[Prepared],
-                 fitted: tuple[IterationResult, FrictionData] | None) -> None:
+                 fitted: tuple[IterationResult, FrictionData] | None, warn: bool) -> None:
     """The checks of :mod:`sparsefric.steps.checks` on the model to return; a LuGre model that
     is inadmissible gives way to the static one, an inadmissible static model is an error.
     Where neither is admissible, a fitted inertia below zero is first held at 0
-    (:func:`_hold_inertia`)."""
+    (:func:`_hold_inertia`). ``warn`` False: the checks that only add findings are skipped
+    (the model and its CVE points are the same)."""
     speed_max = checks.fastest_speed(prepared, 0.999)
     if not any(not errors(checks.admissibility(m, speed_max))
                for m in (result.model, result.static_model)):
@@ -474,6 +478,8 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
         result.convergence_reason += (f"; {' and '.join(bounded)} at the bound 0, which these "
                                       "data leave open (see the warnings)")
     cve = result.cve = checks.cve_of(prepared, model)
+    if not warn:
+        return
     found = (admissibility + checks.consistency(model, cve)
              + checks.reach(model, checks.steady_speeds(cve))
              + checks.unsettled(model, prepared, cve)

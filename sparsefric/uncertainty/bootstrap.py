@@ -309,7 +309,8 @@ def warm_settings(settings, model: JointModel, static_model: JointModel,
     Ω_s of the step-1 and of the final model, and one σ0 start: the one the kept run of the
     first fit started from (``model.extra["fit"]["sigma0_init"]``; all of ``settings``'s if the
     model does not record it). Starting at the final σ0 instead is no warm start: the
-    iterations from the step-1 model do not return to it.
+    iterations from the step-1 model do not return to it. The fitted model's warnings are
+    not checked (``model_warnings``): a draw keeps no findings.
 
     ``presliding_distance`` [rad | m] fixes which samples the static fits use, unless the
     settings fix it already. Left to the default rule — a fraction of each trajectory's
@@ -326,7 +327,7 @@ def warm_settings(settings, model: JointModel, static_model: JointModel,
                        else presliding_distance)
     return replace(settings, preprocessor=pre,
                    omega_starts=tuple(sorted(omegas | set(settings.omega_starts))),
-                   sigma0_starts=sigma0)
+                   sigma0_starts=sigma0, model_warnings=False)
 
 
 def percentile_table(model: JointModel, target: Target, values: np.ndarray,
