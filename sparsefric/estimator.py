@@ -25,7 +25,7 @@ from sklearn.utils import Tags
 from sklearn.utils.validation import check_is_fitted
 
 from sparsefric.display import results_html, unfitted_html
-from sparsefric.errors import FitWarning, OptionError
+from sparsefric.errors import FitWarning
 from sparsefric.frames import (
     TrajectoryInput,
     as_trajectories,
@@ -34,7 +34,7 @@ from sparsefric.frames import (
 )
 from sparsefric.identify import DEFAULTS, Settings, fit_joint, settings
 from sparsefric.model import JointModel
-from sparsefric.options import check_positive, check_records
+from sparsefric.options import check_records
 from sparsefric.simulate import free_run
 from sparsefric.validity import OutsideValidityWarning, ValidityRange
 
@@ -417,13 +417,6 @@ class SparseFric(RegressorMixin, BaseEstimator):
         :class:`~sparsefric.validity.OutsideValidityWarning`.
         """
         check_is_fitted(self)
-        tau = np.asarray(tau, dtype=float)
-        if tau.ndim != 1 or not np.isfinite(tau).all():
-            raise OptionError("tau", "must be a 1-D array of finite torques")
-        check_positive("dt", dt)
-        check_positive("substeps", substeps, integer=True)
-        if not (np.isfinite(q0) and np.isfinite(qd0)):
-            raise OptionError("q0" if not np.isfinite(q0) else "qd0", "must be finite")
         q, qd = free_run(self.model_, tau, q0, qd0, dt=dt, substeps=substeps)
         if message := self.model_.outside_message(q, qd):
             warnings.warn(message, OutsideValidityWarning, stacklevel=2)

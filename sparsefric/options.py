@@ -167,6 +167,13 @@ def _finite(value: object) -> bool:
         math.isfinite(value)
 
 
+def check_finite(parameter: str, value: object) -> float:
+    """``value`` as a float if it is a finite real number, else :class:`OptionError`."""
+    if not _finite(value):
+        raise OptionError(parameter, f"must be a finite number, got {value!r}")
+    return float(value)
+
+
 def check_choice(parameter: str, value: object, choices: tuple[str, ...]) -> str:
     """``value`` if it is one of ``choices``, else :class:`OptionError` naming ``parameter``."""
     if value not in choices:

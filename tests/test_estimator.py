@@ -226,10 +226,11 @@ def test_unfitted_estimator_says_so():
     ({"tau": np.r_[1.0, np.nan]}, "tau must be a 1-D array of finite torques"),
     ({"tau": np.zeros((3, 2))}, "tau must be a 1-D array of finite torques"),
     ({"dt": -1e-3}, "dt must be a finite number > 0, got -0.001"),
-    ({"q0": np.inf}, "q0 must be finite"),
+    ({"q0": np.inf}, "q0 must be a finite number, got inf"),
 ])
 def test_a_free_run_refuses_what_it_cannot_integrate(fast_fit, kwargs, message):
-    """A negative dt or a NaN torque gave an all-NaN run without a word."""
+    """A negative dt or a NaN torque gave an all-NaN run without a word (checked in
+    ``simulate.free_run``, which the free-run comparison of the report calls too)."""
     args = {"tau": np.zeros(100), "q0": 0.0, **kwargs}
     with pytest.raises(OptionError, match=f"^{re.escape(message)}$"):
         fast_fit.simulate(**args)

@@ -20,8 +20,10 @@ import numba
 import numpy as np
 
 from sparsefric.data import Trajectory
+from sparsefric.errors import OptionError
 from sparsefric.lugre import g_at, viscous_at, z_step
 from sparsefric.model import JointModel
+from sparsefric.options import check_finite, check_positive
 from sparsefric.simulate.excitation import trapezoid_moves
 
 
@@ -196,9 +198,17 @@ def free_run(model: JointModel, tau: np.ndarray, q0: float, qd0: float = 0.0, z0
     [rad]; sample k of ``tau`` is applied during [t_k, t_k + dt). A static model runs with the
     stiff bristle of :func:`as_lugre`. A stiff model is integrated with more than ``substeps``
     sub-steps per sample (:func:`stable_substeps`). Returns q [rad] and q̇ [rad/s] at the
-    samples.
+    samples. :class:`~sparsefric.errors.OptionError` names an input it cannot integrate (a
+    torque that is not finite, a ``dt`` ≤ 0, a start that is not finite): the run would be
+    NaN throughout.
     """
     _check_inertia(model)
+    tau = np.asarray(tau, dtype=float)
+    if tau.ndim != 1 or not np.isfinite(tau).all():
+        raise OptionError("tau", "must be a 1-D array of finite torques")
+    check_positive("dt", dt)
+    substeps = check_positive("substeps", substeps, integer=True)
+    q0, qd0, z0 = (check_finite(name, v) for name, v in (("q0", q0), ("qd0", qd0), ("z0", z0)))
     m = as_lugre(model)
     n = len(tau)
     substeps = stable_substeps(m, dt, int(substeps), n, _speed_scale(m, qd0))
