@@ -516,12 +516,11 @@ def clock_slots(t: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, float, float]
     # under ±30 % jitter, would put the slots of a 15,000-sample record 15 periods off, and a
     # fit on n samples predicts the next n to a small share of a period.
     span = 64
-    while True:
-        k = np.round((t - t0) / h)
-        if span >= 2 * t.size:
-            break
-        h, t0 = (float(c) for c in np.polyfit(k[:span], t[:span], 1))
+    while span < 2 * t.size:
+        head = t[:span]
+        h, t0 = (float(c) for c in np.polyfit(np.round((head - t0) / h), head, 1))
         span *= 2
+    k = np.round((t - t0) / h)
     if not h > 0 or np.any(np.diff(k) < 1) or \
             np.max(np.abs(t - (t0 + k * h))) > JITTER_SLOT * h:
         return None

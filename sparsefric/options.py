@@ -237,12 +237,17 @@ def check_positive_tuple(parameter: str, values: object) -> tuple[float, ...]:
 
 
 # ---------------------------------------------------------------------------- text parsers
-def parse_positive(text: str) -> float:
-    """A positive finite number from text; ``ValueError`` with the reason otherwise."""
+def _float(text: str) -> float:
+    """``float(text)``; ``ValueError`` naming the text otherwise."""
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise ValueError(f"expected a number, got {text!r}") from None
+
+
+def parse_positive(text: str) -> float:
+    """A positive finite number from text; ``ValueError`` with the reason otherwise."""
+    value = _float(text)
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"expected a positive number, got {text!r}")
     return value
@@ -250,10 +255,7 @@ def parse_positive(text: str) -> float:
 
 def parse_number(text: str) -> float:
     """A finite number of either sign from text; ``ValueError`` with the reason otherwise."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"expected a number, got {text!r}") from None
+    value = _float(text)
     if not math.isfinite(value):
         raise ValueError(f"expected a finite number, got {text!r}")
     return value
