@@ -1,4 +1,11 @@
-"""Errors that reach the user as one line (the CLI turns them into exit status 2)."""
+"""Errors that reach the user as one line (the CLI turns them into exit status 2), and where
+the package's warnings point."""
+
+import os
+import sys
+
+#: Directory of the package's modules: frames of files below it are the package's own.
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 #: Exit status of the command line for bad input: a usage mistake, a :class:`SparsefricError`.
 EXIT_USAGE = 2
@@ -41,3 +48,14 @@ class FitWarning(UserWarning):
     :meth:`sparsefric.estimator.SparseFric.fit` issues one per finding (they also stay in its
     ``warnings_``); ``warnings.simplefilter("ignore", FitWarning)`` silences them.
     """
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` of :func:`warnings.warn`, called by the caller of this function, that
+    attributes the warning to the first frame outside this package: the user's own line,
+    whichever of the package's functions led to the warning (what Python 3.12's
+    ``skip_file_prefixes`` does)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level

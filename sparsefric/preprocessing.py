@@ -13,6 +13,7 @@ the training data were.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -21,7 +22,7 @@ import numpy as np
 from sparsefric.data import MAX_ABS_VALUE, Trajectory, align_torque, aligned_samples
 from sparsefric.differentiation import Derivatives, differentiate
 from sparsefric.differentiation.trend_filter import measurement_noise_std
-from sparsefric.errors import DataError, OptionError
+from sparsefric.errors import DataError, OptionError, user_stacklevel
 from sparsefric.model import JointModel
 from sparsefric.options import mention
 from sparsefric.regimes import default_stop_speed, distance_from_stops
@@ -29,6 +30,7 @@ from sparsefric.segments import MIN_PIECE, split_records
 from sparsefric.signals import Signals
 from sparsefric.threads import in_parallel
 from sparsefric.validation import relative_error
+from sparsefric.validity import OutsideValidityWarning
 
 
 @dataclass(frozen=True)
@@ -134,9 +136,14 @@ class Prepared:
     def torque(self, model: JointModel, outside: str = "warn") -> list[np.ndarray]:
         """τ̂ [N·m] of ``model`` along every trajectory (LuGre z integrated along each from the
         default start of :func:`sparsefric.lugre.integrate_z`); ``outside`` as in
-        :meth:`JointModel.torque <sparsefric.model.JointModel.torque>`."""
+        :meth:`JointModel.torque <sparsefric.model.JointModel.torque>`, except that ``"warn"``
+        gives one :class:`~sparsefric.validity.OutsideValidityWarning` for all the records,
+        attributed to the user's line that led here (not to this package's)."""
         x = self.signals
-        return [model.torque(x.q[a:b], x.qd[a:b], x.qdd[a:b], h, outside=outside)
+        if outside == "warn" and (message := model.outside_message(x.q, x.qd)):
+            warnings.warn(message, OutsideValidityWarning, stacklevel=user_stacklevel())
+        each = "ignore" if outside == "warn" else outside
+        return [model.torque(x.q[a:b], x.qd[a:b], x.qdd[a:b], h, outside=each)
                 for (a, b), h in zip(self.bounds, self.dt, strict=True)]
 
     def relative_error(self, model: JointModel) -> float:

@@ -241,6 +241,18 @@ def test_a_free_run_beyond_the_identified_speeds_warns(fast_fit):
         fast_fit.simulate(np.full(2000, 500.0), q0=0.0)
 
 
+def test_a_prediction_beyond_the_identified_range_warns_once_at_the_callers_line(fast_fit):
+    """The warning pointed at the package's loop over the records, once per record."""
+    test = _role("test").assign(q=lambda df: 3 * df["q"])
+    for call in (fast_fit.predict, fast_fit.predict_trajectories, fast_fit.score,
+                 fast_fit.relative_error):
+        with pytest.warns(OutsideValidityWarning, match=r"velocity .* \(the model extrapolates\)"
+                          ) as record:
+            call(test)
+        outside = [w for w in record if w.category is OutsideValidityWarning]
+        assert len(outside) == 1 and outside[0].filename == __file__, call.__name__
+
+
 def test_the_fits_warnings_are_python_warnings_and_shown_in_a_notebook():
     """A time column in ms was fitted with the warning in ``warnings_`` only: no Python
     warning, nothing in the notebook's display."""
