@@ -29,7 +29,9 @@ samples/s instead of ≈ 10⁶ in pure Python).
 
 from __future__ import annotations
 
+import contextlib
 import math
+import numbers
 import warnings
 from dataclasses import dataclass
 
@@ -379,12 +381,25 @@ def _per_sample(dt: float | np.ndarray, n: int, lengths: tuple[int, ...]) -> np.
     return np.ascontiguousarray(h if h.shape[0] == n else np.r_[h, np.zeros(n - h.shape[0])])
 
 
-def _refusal(name: str, value: float, velocity_unit: str = "rad/s") -> OptionError:
+def _refusal(name: str, value: object, velocity_unit: str = "rad/s") -> OptionError:
     """The error for an input the bristle update cannot take: ``name`` (``qd``, ``dt``,
-    ``qd[i]``, ``dt[i]``) and its ``value`` [``velocity_unit`` | s]."""
+    ``qd[i]``, ``dt[i]``) and its ``value`` [``velocity_unit`` | s], or what was given in its
+    place."""
     must = (f"a finite velocity [{velocity_unit}]" if name.startswith("qd")
             else "a positive, finite time step [s]")
-    return OptionError(name, f"must be {must}, got {float(value)!r}")
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    shown = float(value) if real else value
+    return OptionError(name, f"must be {must}, got {shown!r}")
+
+
+def _sample(name: str, value: object, velocity_unit: str = "rad/s") -> float:
+    """One sample's ``value`` of ``name`` (``qd`` [``velocity_unit``] or ``dt`` [s]) as a
+    float; anything but one real number (a string, None, a boolean, a sequence) is refused
+    (:func:`_refusal`)."""
+    if np.ndim(value) == 0 and not isinstance(value, str | bytes | bool | np.bool_):
+        with contextlib.suppress(TypeError, ValueError):
+            return float(value)
+    raise _refusal(name, value, velocity_unit)
 
 
 def finite_start(z0: float) -> float:
@@ -586,13 +601,13 @@ class LuGreFriction:
         Raises
         ------
         OptionError
-            A ``ValueError``: ``qd`` is not finite or ``dt`` (where used) is not positive and
-            finite. The state is unchanged.
+            A ``ValueError``: ``qd`` is not a finite number or ``dt`` (where used) is not a
+            positive, finite number. The state is unchanged.
         """
-        qd = float(qd)
+        qd = _sample("qd", qd, self.velocity_unit)
         if not math.isfinite(qd):
             raise _refusal("qd", qd, self.velocity_unit)
-        h = float(dt) if self._started else 0.0
+        h = _sample("dt", dt) if self._started else 0.0
         if self._started and not 0.0 < h < math.inf:
             raise _refusal("dt", h)
         qd = self._admit(qd)

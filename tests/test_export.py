@@ -258,7 +258,7 @@ def test_python_module_matches_the_python_object(name, tmp_path):
     model = MODELS[name]
     module, text = _module(model, tmp_path)
     imports = re.findall(r"^(?:from|import) (\S+)", text, flags=re.M)
-    assert set(imports) == {"__future__", "warnings", "numpy"}
+    assert set(imports) == {"__future__", "contextlib", "warnings", "numpy"}
     qd, h = _inputs()
     f = module.LuGreFriction()
     ours = model.friction_object()
@@ -311,7 +311,11 @@ def test_python_module_refuses_a_bad_sample_as_the_object_does(name, tmp_path):
     z = f.z
     for qd_bad, dt_bad, message in [
             (np.nan, DT, r"^qd must be a finite velocity \[rad/s\], got nan$"),
-            (0.1, -DT, r"^dt must be a positive, finite time step \[s\], got -0.001$")]:
+            (0.1, -DT, r"^dt must be a positive, finite time step \[s\], got -0.001$"),
+            ("fast", DT, r"^qd must be a finite velocity \[rad/s\], got 'fast'$"),
+            (None, DT, r"^qd must be a finite velocity \[rad/s\], got None$"),
+            ([0.1, 0.2], DT, r"^qd must be a finite velocity \[rad/s\], got \[0.1, 0.2\]$"),
+            (0.1, "fast", r"^dt must be a positive, finite time step \[s\], got 'fast'$")]:
         with pytest.raises(ValueError, match=message):
             f.step(qd_bad, dt_bad)
     with pytest.raises(ValueError, match=r"^qd\[2\] must be a finite velocity"):

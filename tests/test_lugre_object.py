@@ -115,6 +115,13 @@ BAD_SAMPLES = [
     (0.1, np.nan, r"^dt must be a positive, finite time step \[s\], got nan$"),
     (0.1, -DT, r"^dt must be a positive, finite time step \[s\], got -0.001$"),
     (0.1, 0.0, r"^dt must be a positive, finite time step \[s\], got 0.0$"),
+    # not a number at all: named as the others, not a bare float() error
+    ("fast", DT, r"^qd must be a finite velocity \[rad/s\], got 'fast'$"),
+    (None, DT, r"^qd must be a finite velocity \[rad/s\], got None$"),
+    (True, DT, r"^qd must be a finite velocity \[rad/s\], got True$"),
+    ([0.1, 0.2], DT, r"^qd must be a finite velocity \[rad/s\], got \[0.1, 0.2\]$"),
+    (0.1, "fast", r"^dt must be a positive, finite time step \[s\], got 'fast'$"),
+    (0.1, None, r"^dt must be a positive, finite time step \[s\], got None$"),
 ]
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -21,6 +22,15 @@ G_FLOOR = 1e-150
 
 class OutsideValidityWarning(UserWarning):
     """The friction evaluated at a velocity beyond the range of the identification data."""
+
+
+def _number(value: object, name: str, must: str) -> float:
+    """``value`` as a float; ValueError "``name`` must be ``must``" for anything but one real
+    number (a string, None, a boolean, a sequence)."""
+    if np.ndim(value) == 0 and not isinstance(value, str | bytes | bool | np.bool_):
+        with contextlib.suppress(TypeError, ValueError):
+            return float(value)
+    raise ValueError(f"{name} must be {must}, got {value!r}")
 
 
 class LuGreFriction:
@@ -91,9 +101,10 @@ class LuGreFriction:
     def step(self, qd: float, dt: float) -> float:
         """Friction torque τ_f [N·m] at velocity ``qd`` [rad/s], ``dt`` [s] after the previous
         sample (unused on the first sample after :meth:`reset`). ValueError for a ``qd`` that
-        is not finite or a ``dt`` (where used) that is not positive and finite, the state
-        unchanged."""
-        qd = np.array([qd], dtype=float)
+        is not a finite number or a ``dt`` (where used) that is not a positive, finite number,
+        the state unchanged."""
+        qd = np.array([_number(qd, "qd", f"a finite velocity [{self.unit}]")])
+        dt = 0.0 if self._last is None else _number(dt, "dt", "a positive, finite time step [s]")
         self._check(qd, dt, "qd")
         return float(self._run(qd, dt)[0][0])
 
