@@ -418,6 +418,43 @@ def _numeric_column(df: pd.DataFrame, name: str, path: Path) -> np.ndarray:
     return values
 
 
+def _time_column(df: pd.DataFrame, name: str, path: Path) -> np.ndarray:
+    """The time column as finite floats (:func:`_numeric_column`); durations or dates and times
+    in their place are refused, saying so: read as numbers, a Parquet file's typed column gave
+    nanoseconds, which the check of the sampling period took for seconds."""
+    _check_column(df, name, path)
+    if isinstance(df[name], pd.Series) and (held := _clock_values(df[name])):
+        raise DataError(f"{path}: column '{name}' holds {held}, not numbers: give the time in "
+                        "seconds as a number (a duration's total seconds, or the seconds "
+                        "since the first sample)")
+    return _numeric_column(df, name, path)
+
+
+def _clock_values(raw: pd.Series) -> str | None:
+    """What a time column holds instead of numbers, e.g. ``"durations"`` or ``"dates and
+    times such as '2024-01-01 12:00:00'"``: a typed column (Parquet, a DataFrame), or text
+    such as ``0 days 00:00:01.5``, ``00:00:01.5`` or an ISO 8601 time stamp; None for
+    anything else."""
+    if pd.api.types.is_timedelta64_dtype(raw):
+        return "durations"
+    if pd.api.types.is_datetime64_any_dtype(raw):
+        return "dates and times"
+    if pd.api.types.is_numeric_dtype(raw):
+        return None
+    text = next((v for v in raw if isinstance(v, str) and not _is_number(v)), None)
+    if text is None:
+        return None
+    for kind, parse in (("durations", pd.to_timedelta),
+                        ("dates and times", lambda x: pd.to_datetime(x, format="ISO8601"))):
+        try:
+            parsed = parse(text)
+        except (ValueError, TypeError, OverflowError):
+            continue
+        if pd.notna(parsed):
+            return f"{kind} such as {_shorten(repr(text), 60)}"
+    return None
+
+
 def _coerce(df: pd.DataFrame, name: str, path: Path) -> np.ndarray:
     """A column as floats (NaN where empty); text that is not a number is an error."""
     raw = df[name]
@@ -688,7 +725,7 @@ def _trajectory(part: pd.DataFrame, name: str, path: Path, columns: Columns,
     def optional(col: str | None) -> np.ndarray | None:
         return None if col is None else column(col, scale)
 
-    t = _numeric_column(part, columns.time, path) * seconds
+    t = _time_column(part, columns.time, path) * seconds
     _check_clock(t, name, lines)
     truth = {str(c): _coerce(part, c, path) for c in part.columns
              if str(c).endswith("_true")}

@@ -357,6 +357,30 @@ def test_bad_files_give_one_line_errors(tmp_path, case):
     assert "\n" not in str(info.value) and str(path) in str(info.value)
 
 
+@pytest.mark.parametrize("suffix, t, held", [
+    (".csv", lambda td: td.astype(str), "durations such as '0 days 00:00:00"),
+    (".csv", lambda td: td.astype(str).str.slice(7), "durations such as '00:00:00"),
+    (".csv", lambda td: (pd.Timestamp("2024-01-01") + td).astype(str),
+     "dates and times such as '2024-01-01 00:00:00"),
+    (".parquet", lambda td: td, "durations"),
+    (".parquet", lambda td: pd.Timestamp("2024-01-01") + td, "dates and times"),
+])
+def test_a_time_column_of_durations_or_dates_is_named_as_such(tmp_path, suffix, t, held):
+    """Read as nanoseconds, a typed column was refused for a sampling period of 1e6 s; text
+    was a mere non-numeric value."""
+    time = np.arange(200) * 1e-3
+    path = tmp_path / f"clock{suffix}"
+    frame = pd.DataFrame({"t": t(pd.Series(pd.to_timedelta(time, unit="s"))), "q": np.sin(time),
+                          "tau": np.cos(time)})
+    frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
+    with pytest.raises(DataError) as info:
+        load_trajectories(path)
+    assert str(info.value).startswith(f"{path}: column 't' holds {held}")
+    assert str(info.value).endswith("not numbers: give the time in seconds as a number (a "
+                                    "duration's total seconds, or the seconds since the first "
+                                    "sample)")
+
+
 def test_too_few_samples(tmp_path):
     with pytest.raises(DataError, match="only 20 samples"):
         load_trajectories(_write(tmp_path, n=20))
