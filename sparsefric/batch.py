@@ -324,6 +324,10 @@ def _row_spec(row: pd.Series, line: int, manifest: Path, seen: dict[str, int]) -
         (load if col in LOAD_DEFAULTS else options)[col] = value
     if "thresholds" in options:
         options["thresholds"] = np.asarray(options["thresholds"], dtype=float)
+    drawn = [c for c in ("resamples", "random_state") if c in options]
+    if drawn and options.get("uncertainty") != "bootstrap":  # fast and none draw nothing
+        raise SparsefricError(f"{_where(manifest, line, drawn[0])}: needs uncertainty "
+                              "bootstrap in the row (column 'uncertainty')")
     axis = options.get("axis", "revolute")
     if why := angle_unit_conflict(load.get("angle_unit", "rad"), axis):
         raise SparsefricError(f"{_where(manifest, line, 'angle_unit')}: {why} (axis {axis}: "

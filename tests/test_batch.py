@@ -211,6 +211,10 @@ def _write(tmp_path: Path, text: str) -> Path:
      "at least 10, got '5'"),
     ("joint,train,random_state\na,x.csv,-1\n", "row 2, column 'random_state': expected an "
      "integer of at least 0, got '-1'"),
+    ("joint,train,resamples\na,x.csv,100\n", "row 2, column 'resamples': needs uncertainty "
+     "bootstrap in the row (column 'uncertainty')"),
+    ("joint,train,uncertainty,random_state\na,x.csv,fast,0\n", "row 2, column 'random_state': "
+     "needs uncertainty bootstrap"),
     ("joint,train,colour\na,x.csv,red\n", "column 'colour': unknown column"),
     ("joint,train\n../up,x.csv\n", "row 2, column 'joint': joint name '../up'"),
     ("joint,train,axis,angle_unit\na,x.csv,prismatic,deg\n",

@@ -98,6 +98,12 @@ def test_simulate_writes_trajectories_and_truth(tmp_path):
      "--resamples needs --uncertainty bootstrap"),
     (["identify", str(EMPS), "--uncertainty", "none", "--seed", "3"],
      "--seed needs --uncertainty bootstrap"),
+    # given explicitly, the default values are refused as well (they passed unnoticed)
+    (["identify", str(EMPS), "--resamples", "100"],
+     "--resamples needs --uncertainty bootstrap"),
+    (["identify", str(EMPS), "--seed", "0"], "--seed needs --uncertainty bootstrap"),
+    (["identify", str(EMPS), "--method", "idim-ls", "--resamples", "100"],
+     "--resamples applies to --method sparsefric only"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)

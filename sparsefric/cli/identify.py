@@ -154,14 +154,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "(reruns the identification on --resamples block resamples, with "
                         "term inclusion frequencies; minutes) or none")
     p.add_argument("--resamples", type=_argument_type(integer_parser(MIN_RESAMPLES)),
-                   default=DEFAULT_RESAMPLES, metavar="N",
+                   default=None, metavar="N",
                    help=f"block resamples of --uncertainty bootstrap, at least {MIN_RESAMPLES} "
                         f"(default: {DEFAULT_RESAMPLES}; 200 or more give stable ends of the "
                         "95%% intervals); only with --uncertainty bootstrap")
-    p.add_argument("--seed", type=_argument_type(integer_parser(0)), default=0, metavar="N",
+    p.add_argument("--seed", type=_argument_type(integer_parser(0)), default=None, metavar="N",
                    help="seed of the block draws of --uncertainty bootstrap, an integer ≥ 0: "
-                        "the same seed gives the same intervals (default: 0); fast and none "
-                        "ignore it")
+                        "the same seed gives the same intervals (default: 0); only with "
+                        "--uncertainty bootstrap")
     _add_strict_option(p)
     _add_output_options(p, DEFAULT_OUT)
     p.add_argument("--json", action="store_true",
@@ -181,8 +181,10 @@ def _parameters(args: argparse.Namespace, model: str) -> dict:
                 regularization=args.regularization, cutoff_hz=args.cutoff_hz,
                 presliding_distance=args.presliding_distance,
                 torque_timing=args.torque_timing, torque_delay=args.torque_delay,
-                uncertainty=args.uncertainty, resamples=args.resamples,
-                random_state=args.seed, progress=_interactive(args))
+                uncertainty=args.uncertainty,
+                resamples=DEFAULT_RESAMPLES if args.resamples is None else args.resamples,
+                random_state=0 if args.seed is None else args.seed,
+                progress=_interactive(args))
 
 
 def _model_lines(m) -> list[str]:
@@ -362,7 +364,7 @@ def _check_method_options(args: argparse.Namespace) -> None:
     if args.sigma0_starts and args.method not in ("sparsefric", "output-error"):
         raise OptionError("sigma0_starts", "applies to --method sparsefric and output-error")
     for name in ("resamples", "seed"):  # the fast intervals and none draw nothing
-        if args.uncertainty != "bootstrap" and getattr(args, name) != args.sparsefric_only[name]:
+        if args.uncertainty != "bootstrap" and getattr(args, name) is not None:
             raise OptionError(name, "needs --uncertainty bootstrap")
 
 
