@@ -372,7 +372,7 @@ def _per_sample(dt: float | np.ndarray, n: int, lengths: tuple[int, ...]) -> np.
         ``dt`` is an array of another length or shape.
     """
     if np.ndim(dt) == 0:
-        return np.full(n, float(dt))
+        return np.full(n, _sample("dt", dt))
     h = np.asarray(dt, dtype=np.float64)
     if h.ndim != 1 or h.shape[0] not in lengths:
         counts = " or ".join(str(k) for k in sorted(set(lengths)) if k >= 0)
@@ -417,9 +417,9 @@ def finite_start(z0: float) -> float:
 
 
 def check_record(qd: np.ndarray, dt: float | np.ndarray, lengths: tuple[int, ...],
-                 used: range, velocity_unit: str = "rad/s") -> None:
+                 used: range, velocity_unit: str = "rad/s") -> np.ndarray:
     """Refuse a record the bristle update cannot take (``DESIGN.md`` §96), checked once with
-    array operations.
+    array operations; return its time steps, one per sample, for the integration.
 
     Parameters
     ----------
@@ -435,6 +435,11 @@ def check_record(qd: np.ndarray, dt: float | np.ndarray, lengths: tuple[int, ...
     velocity_unit : str
         Unit of ``qd`` in the message.
 
+    Returns
+    -------
+    ndarray, shape (n,)
+        The time steps [s] as :func:`_per_sample` gives them (the integration's input).
+
     Raises
     ------
     OptionError
@@ -444,14 +449,12 @@ def check_record(qd: np.ndarray, dt: float | np.ndarray, lengths: tuple[int, ...
     bad = np.flatnonzero(~np.isfinite(qd))
     if bad.size:
         raise _refusal(f"qd[{bad[0]}]", qd[bad[0]], velocity_unit)
-    if np.ndim(dt) == 0:
-        if len(used) and not 0.0 < float(dt) < math.inf:
-            raise _refusal("dt", dt)
-        return
-    h = _per_sample(dt, qd.shape[0], lengths)[used.start:used.stop]
+    steps = _per_sample(dt, qd.shape[0], lengths)
+    h = steps[used.start:used.stop]
     bad = np.flatnonzero(~((h > 0.0) & (h < math.inf)))
     if bad.size:
-        raise _refusal(f"dt[{used[bad[0]]}]", h[bad[0]])
+        raise _refusal("dt" if np.ndim(dt) == 0 else f"dt[{used[bad[0]]}]", h[bad[0]])
+    return steps
 
 
 def integrate_z(
@@ -645,9 +648,9 @@ class LuGreFriction:
         """
         qd = np.atleast_1d(velocities(qd))
         n = qd.shape[0]
-        check_record(qd, dt, (n,), range(0 if self._started else 1, n), self.velocity_unit)
+        step = check_record(qd, dt, (n,), range(0 if self._started else 1, n),
+                            self.velocity_unit)
         qd = self._admit(qd)
-        step = _per_sample(dt, n, (n,))
         if n == 0:
             return np.zeros(0), np.zeros(0)
         if not self.dynamic:

@@ -270,8 +270,9 @@ class JointModel:
             another length, or ``z0`` that is not finite, for either kind: the bristle state
             would turn NaN for good or run backwards (``DESIGN.md`` §96).
         """
-        qd = self._admitted(outside, velocity=self._record(qd, dt, z0))["velocity"]
-        return self._friction(qd, dt, z0, substeps)
+        qd, steps = self._record(qd, dt, z0)
+        return self._friction(self._admitted(outside, velocity=qd)["velocity"], steps, z0,
+                              substeps)
 
     def torque(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, dt: float | np.ndarray,
                z0: float | None = None, *, outside: str = "warn") -> np.ndarray:
@@ -280,26 +281,29 @@ class JointModel:
         ``outside`` as in :meth:`static_friction`, for the position and the velocity; ``qd``,
         ``dt`` and ``z0`` as in :meth:`friction_torque`, which refuses the same inputs.
         """
-        given = self._admitted(outside, position=q, velocity=self._record(qd, dt, z0))
+        qd, steps = self._record(qd, dt, z0)
+        given = self._admitted(outside, position=q, velocity=qd)
         return (self.rigid_body_torque(given["position"], qdd)
-                + self._friction(given["velocity"], dt, z0, 1))
+                + self._friction(given["velocity"], steps, z0, 1))
 
-    def _record(self, qd: np.ndarray, dt: float | np.ndarray, z0: float | None) -> np.ndarray:
-        """Velocities ``qd`` [rad/s | m/s] as a float array, after
-        :func:`sparsefric.lugre.check_record` with the time steps ``dt`` [s] and
+    def _record(self, qd: np.ndarray, dt: float | np.ndarray, z0: float | None
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """Velocities ``qd`` [rad/s | m/s] as a float array and the time steps ``dt`` [s], one
+        per sample, as :func:`sparsefric.lugre.check_record` checks and gives them, after
         :func:`sparsefric.lugre.finite_start` of ``z0`` [rad | m] if given."""
         qd = np.atleast_1d(lugre.velocities(qd))
         n = qd.shape[0]
-        lugre.check_record(qd, dt, (n - 1, n), range(n - 1), units(self.axis)["qd"])
+        steps = lugre.check_record(qd, dt, (n - 1, n), range(n - 1), units(self.axis)["qd"])
         if z0 is not None:
             lugre.finite_start(z0)
-        return qd
+        return qd, steps
 
-    def _friction(self, qd: np.ndarray, dt: float | np.ndarray, z0: float | None,
+    def _friction(self, qd: np.ndarray, steps: np.ndarray, z0: float | None,
                   substeps: int) -> np.ndarray:
-        """τ_f [N·m] of checked inputs (:meth:`friction_torque`)."""
+        """τ_f [N·m] of checked inputs (:meth:`friction_torque`), ``steps`` [s] one per
+        sample."""
         if self.kind == "lugre":
-            return lugre.lugre_torque(qd, dt, self.friction, z0, substeps=substeps)
+            return lugre.lugre_torque(qd, steps, self.friction, z0, substeps=substeps)
         return lugre.static_curve(qd, self.friction)
 
     def check_validity(self, q: np.ndarray | None = None, qd: np.ndarray | None = None,

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
+from sparsefric import lugre
 from sparsefric.errors import SparsefricError
 from sparsefric.lugre import LuGreFriction, lugre_torque, static_curve
 from sparsefric.validity import OutsideValidityWarning, ValidityRange
@@ -160,6 +161,29 @@ def test_a_record_with_a_bad_sample_is_refused_whole(model):
     f.simulate(v, np.r_[np.nan, np.full(49, DT)])  # dt before the first sample is not used
     with pytest.raises(ValueError, match=r"^dt must be a positive, finite time step"):
         f.simulate(v, 0.0)
+
+
+@pytest.mark.parametrize("dt", [DT, np.full(49, DT), np.full(50, DT)],
+                         ids=["number", "per interval", "per sample"])
+def test_a_records_time_steps_are_built_once(model, monkeypatch, dt):
+    """The check built one step per sample, then the integration built them again."""
+    built = []
+    per_sample = lugre._per_sample
+    monkeypatch.setattr(lugre, "_per_sample",
+                        lambda *a: built.append(per_sample(*a)) or built[-1])
+    v = recorded_velocity(50)
+    expected = lugre_torque(v, DT, model.friction, 1e-4)
+    built.clear()
+    np.testing.assert_array_equal(model.friction_torque(v, dt, 1e-4), expected)
+    assert len({id(steps) for steps in built}) == 1
+    if np.size(dt) == 50:
+        built.clear()
+        f = model.friction_object(z0=1e-4)
+        np.testing.assert_array_equal(f.simulate(v, dt)[0][1:], expected[1:])
+        assert len({id(steps) for steps in built}) == 1
+        with pytest.raises(ValueError, match=r"^dt must be a positive, finite time step "
+                                             r"\[s\], got 'fast'$"):
+            f.simulate(v, "fast")
 
 
 def test_the_first_step_after_reset_takes_no_time_step(model):
