@@ -326,6 +326,25 @@ def test_every_option_has_help_and_every_subcommand_an_example():
     assert "sign(q̇)" in identify and "tanh(K q̇)" in identify
 
 
+def test_the_data_options_take_their_defaults_one_by_one():
+    """The differentiation's default (the model's, None) decided the torque delay's as well."""
+    import argparse
+
+    from sparsefric.cli.common import _add_data_options
+
+    _, subs = _subcommands()
+    defaults = {name: (sub.get_default("differentiation"), sub.get_default("torque_delay"))
+                for name, sub in subs.items() if name in ("identify", "predict")}
+    assert defaults == {"identify": ("tv", 0.0), "predict": (None, None)}
+    for differentiation, delay in [(None, 0.0), ("butterworth", None)]:
+        parser = argparse.ArgumentParser()
+        _add_data_options(parser, differentiation=differentiation, torque_delay=delay)
+        assert parser.get_default("differentiation") == differentiation
+        assert parser.get_default("torque_delay") == delay
+        text = " ".join(parser.format_help().split())
+        assert ("the delay the model was identified with" in text) == (delay is None)
+
+
 def test_an_interrupted_batch_says_which_joints_it_kept(tmp_path, capsys, monkeypatch):
     """Ctrl-C in a batch: the joints finished before it stay, and the one-line message names
     them instead of claiming that nothing was written."""

@@ -89,12 +89,23 @@ def _add_output_options(p: argparse.ArgumentParser, default_out: str | None) -> 
 
 
 def _add_data_options(p: argparse.ArgumentParser, differentiation: str | None = "tv",
-                      torque_timing: bool = True) -> None:
-    """The options that read and differentiate data files; ``differentiation`` None: the
-    defaults of the differentiation and of the torque delay are the model's
-    (:func:`~sparsefric.cli.predict._model_differentiation`,
-    :func:`~sparsefric.cli.predict._model_torque_delay`); ``torque_timing`` False: no options
-    of the torque's timing (steady levels)."""
+                      torque_timing: bool = True, torque_delay: float | None = 0.0) -> None:
+    """The options that read and differentiate data files.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    differentiation : str or None
+        Default of ``--differentiation``; None: the model's
+        (:func:`~sparsefric.cli.predict._model_differentiation`).
+    torque_timing : bool
+        False: no options of the torque's timing, ``--torque-timing`` and ``--torque-delay``
+        (steady levels).
+    torque_delay : float or None
+        Default of ``--torque-delay`` [s]; None: the model's
+        (:func:`~sparsefric.cli.predict._model_torque_delay`).
+    """
     g = p.add_argument_group("data columns")
     g.add_argument("--time", default="t", metavar="NAME", help="time column (default: t)")
     g.add_argument("--time-unit", choices=TIME_UNITS, default="s",
@@ -136,14 +147,13 @@ def _add_data_options(p: argparse.ArgumentParser, differentiation: str | None = 
                         "(instant: a sensor, or a command logged slower than the controller "
                         "runs) or is a command held until the next sample (hold: logged at the "
                         "control rate) (default: instant)")
-    g.add_argument("--torque-delay", type=_number, default=None if differentiation is None
-                   else 0.0, metavar="SECONDS",
+    g.add_argument("--torque-delay", type=_number, default=torque_delay, metavar="SECONDS",
                    help="how late the torque column is against the position [s], negative "
                         "where it is early (a logged current command, which the drive applies "
                         "later): every record's torque is aligned with its position and the "
                         "samples the shift takes beyond a record's end are dropped (default: "
                         + ("the delay the model was identified with, else 0)"
-                           if differentiation is None else "0)"))
+                           if torque_delay is None else f"{torque_delay:g})"))
 
 
 def _load(paths: Sequence[str], args: argparse.Namespace, role: str):

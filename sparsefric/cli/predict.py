@@ -36,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="positions and velocities beyond the range of the model's "
                         "identification data (its validity section): warn (default), clamp "
                         "them to the range, or ignore")
-    _add_data_options(p, differentiation=None)
+    _add_data_options(p, differentiation=None, torque_delay=None)  # both the model's
     p.set_defaults(run=_run_predict)
 
 
