@@ -25,7 +25,7 @@ from sklearn.utils import Tags
 from sklearn.utils.validation import check_is_fitted
 
 from sparsefric.display import results_html, unfitted_html
-from sparsefric.errors import FitWarning
+from sparsefric.errors import FitWarning, user_stacklevel
 from sparsefric.frames import (
     TrajectoryInput,
     as_trajectories,
@@ -35,6 +35,8 @@ from sparsefric.frames import (
 from sparsefric.identify import DEFAULTS, Settings, fit_joint, settings
 from sparsefric.model import JointModel
 from sparsefric.options import check_records
+from sparsefric.preprocessing import per_row
+from sparsefric.segments import MIN_PIECE
 from sparsefric.simulate import free_run
 from sparsefric.validity import OutsideValidityWarning, ValidityRange
 
@@ -369,10 +371,21 @@ class SparseFric(RegressorMixin, BaseEstimator):
     def predict_trajectories(self, X: TrajectoryInput, *,
                              model: JointModel | None = None) -> list[np.ndarray]:
         """Predicted torque τ̂ [N·m | N] of each trajectory of ``X``, one array each, a value
-        per row (:meth:`predict`)."""
+        per row (:meth:`predict`): NaN, with a warning, at the rows of a piece between jumps
+        of the time or the position too short to differentiate (fewer than
+        :data:`~sparsefric.segments.MIN_PIECE` samples)."""
         check_is_fitted(self)
-        prep = self.result_.preprocessor.motion().prepare(as_trajectories(X, torque=False))
-        return prep.torque(model or self.model_)
+        trajectories = as_trajectories(X, torque=False)
+        prep = self.result_.preprocessor.motion().prepare(trajectories)
+        tau_hat, missing = per_row(prep.torque(model or self.model_), trajectories)
+        if missing:
+            where = ", ".join(t.name for t, v in zip(trajectories, tau_hat, strict=True)
+                              if np.isnan(v).any())
+            warnings.warn(f"{missing} of the {sum(map(len, trajectories))} rows are not "
+                          f"predicted (NaN): in {where}, pieces between jumps of the time or "
+                          f"the position shorter than {MIN_PIECE} samples, too short to "
+                          "differentiate", UserWarning, stacklevel=user_stacklevel())
+        return tau_hat
 
     def relative_error(self, X: TrajectoryInput, model: JointModel | None = None, *,
                        y: ArrayLike | None = None) -> float:

@@ -26,7 +26,7 @@ from sparsefric.errors import DataError, OptionError, user_stacklevel
 from sparsefric.model import JointModel
 from sparsefric.options import mention
 from sparsefric.regimes import default_stop_speed, distance_from_stops
-from sparsefric.segments import MIN_PIECE, split_records
+from sparsefric.segments import MIN_PIECE, kept_samples, split_records
 from sparsefric.signals import Signals
 from sparsefric.threads import in_parallel
 from sparsefric.validation import relative_error
@@ -254,6 +254,19 @@ def aligned_pieces(trajectories: Sequence[Trajectory], torque_delay: float = 0.0
                         f"{MIN_PIECE} samples long between its jumps once its torque is aligned "
                         f"by {torque_delay:g} s: nothing to identify")
     return aligned, notes
+
+
+def per_row(values: Sequence[np.ndarray], trajectories: Sequence[Trajectory]
+            ) -> tuple[list[np.ndarray], int]:
+    """Values of the records :func:`prepare` makes of ``trajectories`` without a torque delay
+    (one array per record, e.g. :meth:`Prepared.torque`), as one array per trajectory with a
+    value per sample: NaN at the samples of the pieces between jumps too short to keep
+    (:func:`~sparsefric.segments.kept_samples`). Also returns how many samples are NaN."""
+    kept = [kept_samples(t) for t in trajectories]
+    out = np.full(sum(k.size for k in kept), np.nan)
+    out[np.concatenate(kept)] = np.concatenate(values)
+    ends = np.cumsum([k.size for k in kept])[:-1]
+    return np.split(out, ends), int(out.size - sum(k.sum() for k in kept))
 
 
 def tvregdiff_kappa(record: Trajectory, alpha: float) -> tuple[float, float]:

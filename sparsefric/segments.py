@@ -30,9 +30,9 @@ from sparsefric.data import MIN_SAMPLES, Trajectory
 from sparsefric.differentiation.trend_filter import measurement_noise_std
 from sparsefric.errors import DataError
 
-__all__ = ["JUMP_FACTOR", "MIN_PIECE", "TIME_GAP_FACTOR", "cut_steps", "piece_bounds",
-           "position_jumps", "rest_mask", "split_record", "split_records", "time_breaks",
-           "validation_blocks"]
+__all__ = ["JUMP_FACTOR", "MIN_PIECE", "TIME_GAP_FACTOR", "cut_steps", "kept_samples",
+           "piece_bounds", "position_jumps", "rest_mask", "split_record", "split_records",
+           "time_breaks", "validation_blocks"]
 
 #: A step is a jump when its departure from the steps around it exceeds this many times both
 #: the largest of those steps and the position noise σ̂.
@@ -186,6 +186,22 @@ def split_record(traj: Trajectory, noise: float | None = None,
         notes.append(f"{traj.name}: {len(short)} piece(s) between jumps shorter than "
                      f"{min_samples} samples left out (samples {listed}{more})")
     return [_piece(traj, a, b) for a, b in kept], notes
+
+
+def kept_samples(traj: Trajectory, min_samples: int = MIN_PIECE) -> np.ndarray:
+    """Which samples of ``traj`` the records prepared from it hold, without a torque delay
+    (:func:`~sparsefric.preprocessing.aligned_pieces`): those of its pieces between jumps
+    (:func:`split_record`) of at least ``min_samples`` samples.
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        False at the samples of the pieces left out.
+    """
+    mask = np.zeros(len(traj), dtype=bool)
+    for a, b in piece_bounds(len(traj), cut_steps(traj.t, traj.q)):
+        mask[a:b] = b - a >= min_samples
+    return mask
 
 
 def split_records(trajectories: Sequence[Trajectory], min_samples: int = MIN_PIECE

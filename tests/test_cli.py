@@ -458,6 +458,22 @@ def test_a_file_with_a_jump_gets_a_report_and_a_prediction_per_sample(tmp_path, 
     assert len(pd.read_csv(pred)) == len(a) + len(b)
 
 
+def test_predict_says_which_rows_a_piece_too_short_between_jumps_leaves_out(tmp_path, capsys):
+    """The rows of the piece were missing from --out and from the error without a word."""
+    frame = pd.read_csv(example_files("test")[0])[["t", "q", "tau"]].iloc[:3000]
+    frame.loc[1000:1029, "q"] += 0.5  # jumps in and out: a piece of 30 samples
+    jumped = tmp_path / "jumped.csv"
+    frame.to_csv(jumped, index=False)
+    pred = tmp_path / "pred.csv"
+    assert main(["predict", str(EXAMPLE / "truth.json"), str(jumped), "--differentiation",
+                 "butterworth", "--out", str(pred)]) == 0
+    err = capsys.readouterr().err
+    assert "1 piece(s) between jumps shorter than 50 samples left out (samples [1000:1030])" in err
+    assert (f"30 of the 3000 rows are in pieces between jumps shorter than 50 samples: not "
+            f"predicted, the error and {pred} leave them out") in err
+    assert len(pd.read_csv(pred)) == 2970
+
+
 def test_python_dash_m_runs_the_command_line():
     """``python -m sparsefric`` is the ``sparsefric`` script (for environments without it)."""
     import subprocess

@@ -134,6 +134,26 @@ def test_predict_gives_one_torque_per_row(fast_fit):
     assert error < 0.35  # Coulomb + viscous without Stribeck term or dynamics
 
 
+def test_a_piece_too_short_between_jumps_is_predicted_as_nan_with_a_warning(fast_fit):
+    """Left out by the preparation, it shortened the prediction with no word, and a record cut
+    at a jump gave one array per piece instead of one per trajectory."""
+    test = _role("test")
+    first = test["trajectory"] == test["trajectory"].iloc[0]
+    rows = np.flatnonzero(first)[1000:1030]
+    jumped = test.assign(q=test["q"].where(~np.isin(np.arange(len(test)), rows),
+                                           test["q"] + 0.5))
+    with pytest.warns(UserWarning, match=rf"^30 of the {len(test)} rows are not predicted "
+                      r"\(NaN\): in .*, pieces between jumps") as record:
+        per_trajectory = fast_fit.predict_trajectories(jumped)
+    assert [w.filename for w in record if "not predicted" in str(w.message)] == [__file__]
+    assert [len(p) for p in per_trajectory] == list(test.groupby("trajectory", sort=False).size())
+    tau_hat = np.concatenate(per_trajectory)
+    np.testing.assert_array_equal(np.flatnonzero(np.isnan(tau_hat)), rows)
+    whole = fast_fit.predict(test)
+    far = np.abs(np.arange(len(test)) - rows[0]) > 200  # beyond the filter's edge effects
+    np.testing.assert_allclose(tau_hat[far], whole[far], rtol=0, atol=0.01)  # τ up to 80 N·m
+
+
 def test_score_is_r2_of_the_measured_torque(fast_fit):
     test = _role("test")
     tau = test["tau"].to_numpy()

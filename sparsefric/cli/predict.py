@@ -60,6 +60,8 @@ def _run_predict(args: argparse.Namespace) -> int:
         if finding.level == "error":
             raise SparsefricError(finding.message)
         _warn(args, finding.message)
+    for text in _left_out(args, trajs, prep):
+        _warn(args, text)
     if args.outside == "warn" and (text := model.outside_message(prep.signals.q,
                                                                  prep.signals.qd)):
         _warn(args, text)
@@ -75,6 +77,21 @@ def _run_predict(args: argparse.Namespace) -> int:
     error = relative_error(prep.tau_raw, tau_hat)
     print(f"relative RMS torque error ‖τ − τ̂‖/‖τ‖ = {100 * error:.2f} %")
     return 0
+
+
+def _left_out(args: argparse.Namespace, trajs, prep) -> list[str]:
+    """What preparing the records changed, as identify reports it (records cut at jumps,
+    pieces left out), and how many rows of the files the pieces too short between jumps take
+    from the error and from ``--out``, which have a row per sample predicted."""
+    from sparsefric.segments import MIN_PIECE, kept_samples
+
+    missing = sum(int((~kept_samples(t)).sum()) for t in trajs)
+    if not missing:
+        return list(prep.notes)
+    where = f" and {args.out}" if args.out else ""
+    return [*prep.notes, f"{missing} of the {sum(map(len, trajs))} rows are in pieces between "
+            f"jumps shorter than {MIN_PIECE} samples: not predicted, the error{where} leave "
+            "them out"]
 
 
 def _fit_section(args: argparse.Namespace, model) -> dict:
