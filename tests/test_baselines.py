@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 import sparsefric.baselines as B  # noqa: N812
 from sparsefric.data import Trajectory, load_trajectories
+from sparsefric.errors import FitWarning
 from sparsefric.model import JointModel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +46,28 @@ def test_idim_ls_reproduces_emps_reference():
     assert abs(got["offset"] - EMPS_REF["offset"]) < 0.05
     assert m.kind == "static" and m.axis == "prismatic"
     assert m.extra["idim_ls"]["rows"] > 2000
+
+
+def _with_short_piece(traj: Trajectory) -> Trajectory:
+    """``traj`` with samples 1000:1030 moved by 0.5 rad: a piece too short between two jumps."""
+    q = traj.q.copy()
+    q[1000:1030] += 0.5
+    return traj.with_(q=q)
+
+
+def test_fit_baseline_warns_of_the_pieces_it_leaves_out(train):
+    """The notes of the records' cutting were dropped: a piece left out went without a word."""
+    jumped = [_with_short_piece(train[0]), *train[1:]]
+    with pytest.warns(FitWarning) as record:
+        B.fit_baseline("idim-ls", jumped, validate=[_with_short_piece(train[1])])
+    notes = [str(w.message) for w in record if w.category is FitWarning]
+    for traj in (train[0], train[1]):
+        assert f"{traj.name}: 1 piece(s) between jumps shorter than 50 samples left out " \
+               "(samples [1000:1030])" in notes
+    assert {w.filename for w in record if w.category is FitWarning} == {__file__}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FitWarning)  # nothing cut, nothing said
+        B.fit_baseline("idim-ls", train)
 
 
 def test_idim_ls_example_rigid_body(truth, train):

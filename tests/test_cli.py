@@ -185,6 +185,20 @@ def test_identify_with_a_baseline_method(tmp_path, capsys, truth):
     assert errors["output-error"] < 0.05 < 0.15 < errors["idim-ls"]
 
 
+def test_a_baseline_says_which_pieces_of_its_records_it_leaves_out(tmp_path, capsys):
+    """The notes of the validation records' cutting were dropped by the baselines."""
+    frame = pd.read_csv(example_files("validate")[0])[["t", "q", "tau"]]
+    frame.loc[1000:1029, "q"] += 0.5  # jumps in and out: a piece of 30 samples
+    jumped = tmp_path / "jumped.csv"
+    frame.to_csv(jumped, index=False)
+    train = [str(p) for p in example_files("train")]
+    assert main(["identify", *train, "--validate", str(jumped), "--method", "idim-ls",
+                 "--quiet", "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert (f"sparsefric: warning: {jumped}: 1 piece(s) between jumps shorter than 50 samples "
+            "left out (samples [1000:1030])") in err
+
+
 def test_two_step_from_a_simulated_presliding_record(tmp_path, capsys):
     sim = tmp_path / "sim"
     assert main(["simulate", "--out", str(sim), "--presliding"]) == 0

@@ -26,6 +26,7 @@ with the settings a practitioner would choose without knowing the joint:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 from sparsefric.baselines.idim_ls import idim_ls, idim_regressor
@@ -37,7 +38,7 @@ from sparsefric.baselines.two_step import (
     two_step_lugre,
 )
 from sparsefric.data import Trajectory
-from sparsefric.errors import DataError, OptionError
+from sparsefric.errors import DataError, FitWarning, OptionError, user_stacklevel
 from sparsefric.model import JointModel
 from sparsefric.options import METHODS, check_choice, check_cutoff, mention
 from sparsefric.preprocessing import aligned_pieces
@@ -85,16 +86,22 @@ def fit_baseline(method: str, train: Sequence[Trajectory], axis: str = "revolute
         (:func:`~sparsefric.preprocessing.aligned_pieces`: the pieces too short are left
         out); the pre-sliding record must stay one piece.
 
+    Warns
+    -----
+    FitWarning
+        One per note of the cutting and the alignment (a record cut at a jump, a piece left
+        out), as :meth:`SparseFric.fit <sparsefric.estimator.SparseFric.fit>` warns of them.
+
     Raises
     ------
     DataError
         If no piece of the training records is left, or ``presliding`` has a jump.
     """
     check_choice("method", method, METHODS[1:])
-    train = aligned_pieces(train, torque_delay)[0]
-    validate = aligned_pieces(validate, torque_delay)[0] if validate else []
+    train = _pieces(train, torque_delay)
+    validate = _pieces(validate, torque_delay) if validate else []
     if presliding is not None:
-        pieces = aligned_pieces([presliding], torque_delay)[0]
+        pieces = _pieces([presliding], torque_delay)
         if len(pieces) > 1:
             raise DataError(f"{presliding.name}: the pre-sliding record has jumps in time or "
                             f"position (cut into {len(pieces)} pieces): record one stretch")
@@ -120,6 +127,15 @@ def fit_baseline(method: str, train: Sequence[Trajectory], axis: str = "revolute
     assert presliding is not None
     return two_step_lugre((cve["velocity"].to_numpy(), cve["friction"].to_numpy()), presliding,
                           axis, rigid_body=start)
+
+
+def _pieces(records: Sequence[Trajectory], torque_delay: float) -> list[Trajectory]:
+    """:func:`~sparsefric.preprocessing.aligned_pieces` of ``records``, each of its notes a
+    :class:`~sparsefric.errors.FitWarning` attributed to the user's line."""
+    pieces, notes = aligned_pieces(records, torque_delay)
+    for note in notes:
+        warnings.warn(note, FitWarning, stacklevel=user_stacklevel())
+    return pieces
 
 
 def _cutoff(given: float | None, default: float, trajectories: Sequence[Trajectory]) -> float:

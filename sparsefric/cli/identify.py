@@ -8,6 +8,7 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sparsefric import recipes
 from sparsefric.cli.common import (
@@ -36,6 +37,9 @@ from sparsefric.options import (
     UNCERTAINTY,
     integer_parser,
 )
+
+if TYPE_CHECKING:  # the numerical modules load when a command runs
+    from sparsefric.model import JointModel
 
 #: Where ``identify`` writes without ``--out``.
 DEFAULT_OUT = "sparsefric-out"
@@ -269,14 +273,18 @@ def _cve_file(args: argparse.Namespace):
     return load_cve(args.cve, angle_unit=args.angle_unit) if args.cve else None
 
 
-def _comparisons(args: argparse.Namespace, train, validate) -> dict:
-    """The ``--compare`` baselines fitted on the same records, by method name."""
-    if not args.compare:
-        return {}
-    return {method: _fit_baseline(args, method, train, validate) for method in args.compare}
+def _comparisons(args: argparse.Namespace, train, validate) -> tuple[dict, list[str]]:
+    """The ``--compare`` baselines fitted on the same records, by method name, and the notes
+    of their records (:func:`_fit_baseline`)."""
+    models, notes = {}, []
+    for method in args.compare:
+        models[method], said = _fit_baseline(args, method, train, validate)
+        notes += said
+    return models, notes
 
 
-def _fit_baseline(args: argparse.Namespace, method: str, train, validate):
+def _fit_baseline(args: argparse.Namespace, method: str, train, validate
+                  ) -> tuple[JointModel, list[str]]:
     """The baseline ``method`` (:data:`~sparsefric.options.METHODS`) fitted on ``train`` and
     ``validate`` with the options that apply to it, ``--presliding`` loaded where given.
 
@@ -284,13 +292,22 @@ def _fit_baseline(args: argparse.Namespace, method: str, train, validate):
     -------
     JointModel
         The baseline's model.
+    list of str
+        The notes of its records (cut at jumps, pieces left out), which
+        :func:`~sparsefric.baselines.fit_baseline` gives as warnings.
     """
+    import warnings
+
     from sparsefric.baselines import fit_baseline  # with scipy.signal, ~0.2 s: only if asked
+    from sparsefric.errors import FitWarning
 
     presliding = _load([args.presliding], args, "--presliding")[0] if args.presliding else None
-    return fit_baseline(method, train, args.axis, validate=validate or (),
-                        presliding=presliding, cutoff_hz=args.cutoff_hz,
-                        sigma0_starts=args.sigma0_starts, torque_delay=args.torque_delay)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", FitWarning)
+        model = fit_baseline(method, train, args.axis, validate=validate or (),
+                             presliding=presliding, cutoff_hz=args.cutoff_hz,
+                             sigma0_starts=args.sigma0_starts, torque_delay=args.torque_delay)
+    return model, [str(w.message) for w in caught if issubclass(w.category, FitWarning)]
 
 
 def _run_identify(args: argparse.Namespace) -> int:
@@ -308,7 +325,7 @@ def _run_identify(args: argparse.Namespace) -> int:
         return _run_baseline(args, train, validate, test, known)
     cve_file = _cve_file(args)
     fitted = _fitted(args, train, validate)
-    compare = _comparisons(args, train, validate)
+    compare, compare_notes = _comparisons(args, train, validate)
     summaries: dict[str, dict] = {}
 
     def work(stage: Path) -> None:
@@ -323,17 +340,28 @@ def _run_identify(args: argparse.Namespace) -> int:
     staged(out, work, RESULT_NAMES)
     if args.json:
         print(json.dumps(summaries if len(fitted) > 1 else summaries[args.model]))
+    warned = _print_fits(args, fitted, compare_notes)
+    _say(args, f"results written to {out}/")
+    for name, summary in summaries.items():  # the headline last: what a glance reads
+        label = f"[model {name}] " if len(fitted) > 1 else ""
+        _say(args, "\n".join(label + line for line in headline_lines(summary)))
+    return EXIT_WARNINGS if args.strict and warned else 0
+
+
+def _print_fits(args: argparse.Namespace, fitted: dict, notes: list[str]) -> bool:
+    """Print the warnings and the story of each fit, then the ``notes`` of the ``--compare``
+    baselines' records that the fits did not give (a pre-sliding record's); whether anything
+    was warned of."""
     for name, result in fitted.items():
         label = f"[model {name}] " if len(fitted) > 1 else ""
         for text in result.warnings:
             _warn(args, f"{label}{text}")
         _say(args, "\n".join(_story(result, label)))
-    _say(args, f"results written to {out}/")
-    for name, summary in summaries.items():  # the headline last: what a glance reads
-        label = f"[model {name}] " if len(fitted) > 1 else ""
-        _say(args, "\n".join(label + line for line in headline_lines(summary)))
-    warned = any(result.warnings for result in fitted.values())
-    return EXIT_WARNINGS if args.strict and warned else 0
+    said = {text for result in fitted.values() for text in result.warnings}
+    more = [text for text in dict.fromkeys(notes) if text not in said]
+    for text in more:
+        _warn(args, text)
+    return bool(said or more)
 
 
 def _fitted(args: argparse.Namespace, train, validate) -> dict:
@@ -386,7 +414,8 @@ def _run_baseline(args: argparse.Namespace, train, validate, test, known: dict) 
     t0 = time.perf_counter()
     train, notes = _checked_records(args, train)
     notes[:0] = [f.message for f in _shared_files(args)]
-    model = _fit_baseline(args, args.method, train, validate)
+    model, said = _fit_baseline(args, args.method, train, validate)
+    notes = list(dict.fromkeys([*notes, *said]))  # the training pieces' cuts are said once
     try:  # a model file the tool cannot read back is no result
         JointModel.from_dict(model.to_dict(), source=f"the {args.method} model")
     except ModelFileError as exc:
