@@ -187,12 +187,12 @@ def settings(params: Mapping[str, Any]) -> Settings:
         axis=check_choice("axis", p["axis"], AXES), sign_model=sign,
         tanh_k=check_positive("tanh_k", p["tanh_k"]) if sign == "B" else 0.0,
         library_name=check_choice("library", p["library"], LIBRARIES),
-        n_viscous=check_positive("n_viscous", p["n_viscous"], integer=True),
+        n_viscous=check_integer("n_viscous", p["n_viscous"], 1),
         deltas=check_exponents("deltas", p["deltas"]), offset=check_flag("offset", p["offset"]),
         omega_starts=check_positive_tuple("omega_starts", p["omega_starts"]),
         thresholds=_thresholds(p["thresholds"], p["lambdas"], nu),
-        aic_parts=None if p["aic_parts"] is None else check_positive(
-            "aic_parts", p["aic_parts"], integer=True, minimum=10),
+        aic_parts=None if p["aic_parts"] is None else check_integer(
+            "aic_parts", p["aic_parts"], 10),
         sigma0_starts=None if p["sigma0_starts"] is None else check_positive_tuple(
             "sigma0_starts", p["sigma0_starts"]),
         static_only=check_flag("static_only", p["static_only"]),
@@ -202,8 +202,8 @@ def settings(params: Mapping[str, Any]) -> Settings:
                                                    TORQUE_TIMINGS),
             torque_delay=check_torque_delay(p["torque_delay"])),
         iterations=IterationSettings(
-            nu=nu, max_outer=check_positive("max_outer", p["max_outer"], integer=True),
-            max_inner=check_positive("max_inner", p["max_inner"], integer=True),
+            nu=nu, max_outer=check_integer("max_outer", p["max_outer"], 1),
+            max_inner=check_integer("max_inner", p["max_inner"], 1),
             tol=check_positive("tol", p["tol"]),
             refit_rigid=check_flag("refit_rigid", p["refit_rigid"]),
             polish=check_flag("polish", p["polish"]),
@@ -212,8 +212,7 @@ def settings(params: Mapping[str, Any]) -> Settings:
             g_tol=IterationSettings.g_tol if check_choice(
                 "outer_stop", p["outer_stop"], OUTER_STOPS) == "sigma0+g" else np.inf),
         refine=check_flag("refine", p["refine"]),
-        max_refinements=check_positive("max_refinements", p["max_refinements"],
-                                       integer=True),
+        max_refinements=check_integer("max_refinements", p["max_refinements"], 1),
         pool_validation=check_flag("pool_validation", p["pool_validation"]),
         recipe=p["recipe"],
         validation_share=check_fraction("validation_share", p["validation_share"],
@@ -224,8 +223,7 @@ def settings(params: Mapping[str, Any]) -> Settings:
             "aic_domain", p["aic_domain"], AIC_DOMAINS) == "literal",
             check_flag("scale_columns", p["scale_columns"]), p["omega_step"]),
         uncertainty=check_choice("uncertainty", p["uncertainty"], UNCERTAINTY),
-        resamples=check_positive("resamples", p["resamples"], integer=True,
-                                 minimum=MIN_RESAMPLES),
+        resamples=check_integer("resamples", p["resamples"], MIN_RESAMPLES),
         random_state=check_integer("random_state", p["random_state"]),
         progress=check_flag("progress", p["progress"]))
 

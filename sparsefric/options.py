@@ -181,14 +181,11 @@ def check_choice(parameter: str, value: object, choices: tuple[str, ...]) -> str
     return str(value)
 
 
-def check_positive(parameter: str, value: object, *, integer: bool = False,
-                   minimum: float = 0.0) -> float:
-    """``value`` as a finite number > ``minimum`` (≥ for integers, and at least 1), else
-    :class:`OptionError`."""
-    if integer:
-        return check_integer(parameter, value, max(minimum, 1))
-    if not (_finite(value) and value > minimum):
-        raise OptionError(parameter, f"must be a finite number > {minimum:g}, got {value!r}")
+def check_positive(parameter: str, value: object) -> float:
+    """``value`` as a finite number > 0, else :class:`OptionError` (integers:
+    :func:`check_integer`)."""
+    if not (_finite(value) and value > 0):
+        raise OptionError(parameter, f"must be a finite number > 0, got {value!r}")
     return float(value)
 
 

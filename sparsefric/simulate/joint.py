@@ -23,7 +23,7 @@ from sparsefric.data import Trajectory
 from sparsefric.errors import OptionError
 from sparsefric.lugre import g_at, viscous_at, z_step
 from sparsefric.model import JointModel
-from sparsefric.options import check_finite, check_positive
+from sparsefric.options import check_finite, check_integer, check_positive
 from sparsefric.simulate.excitation import trapezoid_moves
 
 
@@ -207,7 +207,7 @@ def free_run(model: JointModel, tau: np.ndarray, q0: float, qd0: float = 0.0, z0
     if tau.ndim != 1 or not np.isfinite(tau).all():
         raise OptionError("tau", "must be a 1-D array of finite torques")
     check_positive("dt", dt)
-    substeps = check_positive("substeps", substeps, integer=True)
+    substeps = check_integer("substeps", substeps, 1)
     q0, qd0, z0 = (check_finite(name, v) for name, v in (("q0", q0), ("qd0", qd0), ("z0", z0)))
     m = as_lugre(model)
     n = len(tau)
