@@ -110,13 +110,16 @@ class Evaluation:
 #: Labels of the sweep's rows off the λ path, by their ``variant``
 #: (:data:`sparsefric.selection.LINEAR_VISCOUS`, :data:`sparsefric.selection.EXPONENT`,
 #: :data:`sparsefric.selection.ADDED`, :data:`sparsefric.selection.VISCOUS_ADDED`,
-#: :data:`sparsefric.selection.LINEAR_EXPONENT`).
+#: :data:`sparsefric.selection.LINEAR_EXPONENT`, :data:`sparsefric.selection.LINEAR_ADDED`,
+#: :data:`sparsefric.selection.LOWER_POWER`).
 VARIANT_LABELS = {"linear viscous": "the same support, viscous q̇ only",
                   "exponent": "the selected support, another Stribeck δ",
                   "stribeck added": "the selected support, a Stribeck term added",
                   "viscous added": "the selected support, viscous q̇ added",
                   "linear viscous, exponent": "the selected support, viscous q̇ only and "
-                                              "another Stribeck δ"}
+                                              "another Stribeck δ",
+                  "linear viscous added": "the same support, viscous q̇ added",
+                  "lower viscous power": "the selected support, a viscous power lowered by 2"}
 
 
 def selection(table: pd.DataFrame, unit: dict[str, str]) -> Figure:
@@ -132,7 +135,8 @@ def selection(table: pd.DataFrame, unit: dict[str, str]) -> Figure:
                                                                   color=COLORS["dynamic"])
     for (variant, label), color in zip(VARIANT_LABELS.items(), (COLORS["step1"],
                                                                 COLORS["reference"],
-                                                                COLORS["cve"], CYCLE[5], CYCLE[6]),
+                                                                COLORS["cve"], CYCLE[5], CYCLE[6],
+                                                                CYCLE[7], CYCLE[9]),
                                        strict=True):
         rows = extra[extra["variant"] == variant]
         if len(rows):

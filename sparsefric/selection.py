@@ -113,8 +113,12 @@ class SweepResult:
         threshold, :data:`EXPONENT` for the best support with a Stribeck exponent exchanged,
         :data:`LINEAR_EXPONENT` with its viscous part cut to q̇ and an exponent exchanged,
         :data:`ADDED` with a Stribeck term added, :data:`VISCOUS_ADDED` with the linear viscous
-        term added, at its threshold),
-        then one column per candidate term with its coefficient (0 if eliminated).
+        term added, at its threshold, :data:`LINEAR_ADDED` for a path support with c₁q̇
+        added to its powers, :data:`LOWER_POWER` for the best support with a viscous power
+        lowered by 2), ``hierarchical`` (whether the row may be selected:
+        :func:`hierarchical`), ``viscous_degree`` (:func:`viscous_degree`, which breaks ties
+        of AICc: :func:`lowest_degree_row`), then one column per candidate term with its
+        coefficient (0 if eliminated).
     results : list of SR3Result
         The solution for every λ, in table order.
     selected : int
@@ -226,6 +230,48 @@ def steady_tie_break(aicc: np.ndarray, chi2: np.ndarray, shape: np.ndarray, best
     return alternative if chi2[alternative] < chi2[best] - STEADY_MARGIN else best
 
 
+def hierarchical(cache: GramCache, support: np.ndarray) -> bool:
+    """Whether ``support``'s viscous part holds c₁q̇ wherever it holds a power ≥ 2.
+
+    The linear term is the viscous friction of a lubricated contact; the powers above it bend
+    the curve. A power without it fits the recorded speeds and leaves the physics: a
+    single-file zoo joint recorded at 0.017–0.56 rad/s (truth 11.0 q̇ + 0.86 q̇³) came out
+    with 222 q̇⁵ alone, 358 N·m of viscous friction at the 1.1 rad/s test speed where the
+    truth has 13 N·m (54 × the truth's test error); with the linear term required, the same
+    data give 13.9 q̇ and a model within 1 % of the truth."""
+    return bool((support & _linear_viscous_column(cache)).any()
+                or not (support & _high_viscous_columns(cache)).any())
+
+
+def viscous_degree(cache: GramCache, support: np.ndarray) -> int:
+    """The highest viscous power of ``support``, at least 1 (no viscous term, or c₁q̇)."""
+    powers = [int(t.param) for t, on in zip(cache.library.terms(), support, strict=True)
+              if on and t.kind == "viscous"]
+    return max(powers, default=1)
+
+
+def lowest_degree_row(aicc: np.ndarray, hierarchical: np.ndarray, degree: np.ndarray,
+                      others: np.ndarray) -> int:
+    """The selected row: the AICc minimum of the :func:`hierarchical` rows, or, of the rows
+    within :data:`TIE_AICC` of it whose terms other than the viscous ones are its own
+    (``others``, one row of flags per row), the one with the lowest AICc among those of the
+    lowest viscous degree.
+
+    Where AICc cannot tell a q̇³ from a q̇⁵ beside the same dry friction
+    (:func:`lower_power_variants`), the lower power is the safer guess: the two agree over the
+    recorded speeds, and beyond them the higher one grows faster than any friction measured
+    there. Rows with other dry terms are no such tie: on a zoo joint (truth 5.16 + 0.22 q̇,
+    slowest level 0.023 rad/s) a Stribeck term at Ω_s = 0.005 rad/s in place of the tied
+    0.15 q̇³ − 0.02 q̇⁵ doubled the break-away.
+    """
+    score = np.where(hierarchical, aicc, np.nan)
+    best = int(np.nanargmin(score))
+    tied = (np.isfinite(score) & (score <= score[best] + TIE_AICC)
+            & (others == others[best]).all(axis=1))
+    low = tied & (degree == degree[tied].min())
+    return best if low[best] else int(np.flatnonzero(low)[np.argmin(score[low])])
+
+
 def shape_parameters(kinds: np.ndarray, support: np.ndarray) -> int:
     """The parameters of a static curve: its Coulomb, Stribeck and viscous terms of
     ``support`` (``kinds``: the library's term kinds), and Ω_s if it has a Stribeck term."""
@@ -325,6 +371,8 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,  # noqa: 
     candidates = [(thr, r, "") for thr, r in path]
     candidates += [(thr, r, LINEAR_VISCOUS) for thr, r in linear_viscous_variants(cache, path,
                                                                                    refit)]
+    candidates += [(thr, r, LINEAR_ADDED) for thr, r in linear_added_variants(cache, path,
+                                                                                refit)]
 
     def row(thr: float, r: SR3Result, variant: str) -> dict:
         k = int(r.support.sum())
@@ -332,7 +380,8 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,  # noqa: 
         out = {"threshold": thr, "lambda": l0_weight(thr, nu), "n_active": k,
                "n_eliminated": len(terms) - k, "omega_s": r.omega, "train_error": r.error,
                "rss": rss, "aicc": aicc(k, rss, m, rule.literal), "converged": r.converged,
-               "variant": variant}
+               "variant": variant, "hierarchical": hierarchical(cache, r.support),
+               "viscous_degree": viscous_degree(cache, r.support)}
         out.update({t.name: c for t, c in zip(terms, r.coef, strict=True)})
         return out
 
@@ -342,8 +391,12 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,  # noqa: 
                               "use a larger --aic-parts")
     seen = {r.support.tobytes() for _, r, _ in candidates}
 
+    viscous = np.array([t.kind == "viscous" for t in terms])
+
     def chosen() -> int:
-        return int(np.nanargmin([r["aicc"] for r in rows]))
+        others = np.array([r.support & ~viscous for _, r, _ in candidates])
+        return lowest_degree_row(*(np.array([r[k] for r in rows]) for k in
+                                   ("aicc", "hierarchical", "viscous_degree")), others)
 
     for _ in range(MAX_EXCHANGES):
         best = chosen()
@@ -353,6 +406,7 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,  # noqa: 
                 for r in linear_exponent_variants(cache, res, refit, seen)]
         new += [(thr, r, ADDED) for r in stribeck_additions(cache, res, refit, seen)]
         new += [(thr, r, VISCOUS_ADDED) for r in viscous_addition(cache, res, refit, seen)]
+        new += [(thr, r, LOWER_POWER) for r in lower_power_variants(cache, res, refit, seen)]
         candidates += new
         rows += [row(*c) for c in new]
         if chosen() == best:
@@ -376,7 +430,8 @@ def _steady_choice(table: pd.DataFrame, library: FeatureLibrary,
     table.insert(table.columns.get_loc("aicc") + 1, "steady_chi2", chi2)
     kinds = np.array([t.kind for t in library.terms()])
     shape = np.array([shape_parameters(kinds, r.support) for _, r, _ in candidates])
-    return steady_tie_break(table["aicc"].to_numpy(float), chi2, shape, best, steady.distinct)
+    aicc = table["aicc"].where(table["hierarchical"]).to_numpy(float)
+    return steady_tie_break(aicc, chi2, shape, best, steady.distinct)
 
 
 #: ``variant`` of a sweep row that is a λ-path support with its viscous part cut to q̇ alone.
@@ -403,6 +458,26 @@ def linear_viscous_variants(cache: GramCache, path: list[tuple[float, SR3Result]
     for thr, r in path:
         support = (r.support & ~high) | linear
         if not (r.support & high).any() or support.tobytes() in seen:
+            continue
+        seen.add(support.tobytes())
+        out.append((thr, _refit(cache, support, solver, r.theta)))
+    return out
+
+
+#: ``variant`` of a sweep row: a λ-path support with a viscous power ≥ 2 and no c₁q̇, with c₁q̇.
+LINEAR_ADDED = "linear viscous added"
+
+
+def linear_added_variants(cache: GramCache, path: list[tuple[float, SR3Result]],
+                          solver: SR3Newton) -> list[tuple[float, SR3Result]]:
+    """Each distinct support of the λ path that is not :func:`hierarchical` (a viscous power
+    ≥ 2 without c₁q̇), with c₁q̇ added and refitted (Ω_s jointly), paired with its threshold
+    [N·m]: the candidates that take the place of those the selection passes over."""
+    seen = {r.support.tobytes() for _, r in path}
+    out = []
+    for thr, r in path:
+        support = r.support | _linear_viscous_column(cache)
+        if hierarchical(cache, r.support) or support.tobytes() in seen:
             continue
         seen.add(support.tobytes())
         out.append((thr, _refit(cache, support, solver, r.theta)))
@@ -547,6 +622,38 @@ def viscous_addition(cache: GramCache, res: SR3Result, solver: SR3Newton,
     seen.add(support.tobytes())
     added = _refit(cache, support, solver, res.theta)
     return [added] if _keeps(added, support) else []
+
+
+#: ``variant`` of a sweep row: the selected support with a viscous power p ≥ 4 exchanged for p − 2.
+LOWER_POWER = "lower viscous power"
+
+
+def lower_power_variants(cache: GramCache, res: SR3Result, solver: SR3Newton,
+                         seen: set[bytes]) -> list[SR3Result]:
+    """The support of ``res`` with one active viscous power p ≥ 4 exchanged for p − 2 (the
+    same parity: odd powers are odd in q̇, even ones even) where that one is inactive, refitted
+    with Ω_s jointly; supports in ``seen`` are skipped (and added).
+
+    Over one range of speeds q̇³ and q̇⁵ are nearly the same column (cosine 0.999 on the
+    sliding samples of a single-file zoo joint at 0.048–0.91 rad/s), and the λ path keeps
+    whichever enters first; beyond the range they part: that joint's 1.32 q̇⁵ (truth 1.40 q̇³)
+    put 17 N·m too much friction at its 1.8 rad/s test speed, 15.7 × the truth's test error.
+    These variants put the lower power before AICc, and :func:`lowest_degree_row` takes it
+    where AICc cannot tell the two apart.
+    """
+    terms = cache.library.terms()
+    power = {int(t.param): i for i, t in enumerate(terms) if t.kind == "viscous"}
+    out = []
+    for p, i in power.items():
+        j = power.get(p - 2)
+        if p < 4 or j is None or not res.support[i] or res.support[j]:
+            continue
+        support = res.support.copy()
+        support[i], support[j] = False, True
+        if support.tobytes() not in seen:
+            seen.add(support.tobytes())
+            out.append(_refit(cache, support, solver, res.theta))
+    return out
 
 
 def _keeps(res: SR3Result, support: np.ndarray) -> bool:

@@ -22,7 +22,10 @@ from sparsefric.selection import (
     aicc,
     default_parts,
     exponent_variants,
+    hierarchical,
     linear_exponent_variants,
+    lower_power_variants,
+    lowest_degree_row,
     shape_parameters,
     steady_tie_break,
     stribeck_additions,
@@ -30,6 +33,7 @@ from sparsefric.selection import (
     thin,
     threshold_grid,
     viscous_addition,
+    viscous_degree,
 )
 from sparsefric.signals import Signals
 
@@ -366,3 +370,66 @@ def test_a_sweep_given_steady_levels_scores_them_and_keeps_the_tie_they_favour()
     tied = table[table["aicc"] <= table["aicc"].min() + TIE_AICC]
     assert chosen["steady_chi2"] <= tied["steady_chi2"].min() + STEADY_MARGIN
     assert chosen["steady_chi2"] < 9.0  # within 3 standard errors on each level
+
+
+def test_lowest_degree_row_passes_over_powers_without_the_linear_term_and_breaks_ties_low():
+    aicc = np.array([5.0, 10.0, 11.0, 11.5, 20.0])
+    ok = np.array([False, True, True, True, True])  # row 0: e.g. q̇⁵ without q̇
+    same = np.zeros((5, 3), dtype=bool)  # the same dry friction in every row
+    assert lowest_degree_row(aicc, ok, np.array([5, 5, 5, 5, 1]), same) == 1  # no tie lower
+    assert lowest_degree_row(aicc, ok, np.array([5, 5, 3, 3, 1]), same) == 2  # q̇³ in the tie
+    assert lowest_degree_row(aicc, ok, np.array([5, 3, 5, 1, 1]), same) == 3  # lowest first
+    assert lowest_degree_row(aicc, np.ones(5, bool), np.array([5, 5, 3, 3, 1]), same) == 0
+    other = same.copy()
+    other[2, 1] = True  # row 2 has another Stribeck term: no tie with row 1
+    assert lowest_degree_row(aicc, ok, np.array([5, 5, 3, 3, 1]), other) == 3
+
+
+def test_the_viscous_part_must_hold_the_linear_term_and_its_degree_counts_from_one():
+    lib = static_library("revolute", name="full", n_viscous=5, deltas=(1.0,))
+    x, tau = _coulomb_viscous_data()
+    cache = GramCache(lib, x, tau)
+    names = [t.name for t in lib.terms()]
+
+    def support(*on):
+        return np.isin(names, ["qdd", "sign(qd)", *on])
+
+    assert hierarchical(cache, support()) and viscous_degree(cache, support()) == 1
+    assert hierarchical(cache, support("qd", "qd^5")) and not hierarchical(cache, support("qd^5"))
+    assert not hierarchical(cache, support("qd^2", "qd^3"))
+    assert viscous_degree(cache, support("qd", "qd^2", "qd^3")) == 3
+
+
+def test_a_sweep_selects_a_hierarchical_row_of_the_lowest_degree_within_the_tie():
+    """Every row says whether it may be selected (its viscous powers come with q̇) and its
+    viscous degree; the selected row may be, and no row within the tie of AICc has a lower
+    degree."""
+    x, tau = _coulomb_viscous_data()
+    lib = static_library("revolute", name="full", n_viscous=5, deltas=(1.0, 2.0))
+    t = sweep(lib, x, tau, omega_starts=(0.05, 0.2),
+              keep_kinds=("inertia", "gravity_cos", "gravity_sin")).table
+    powers = t[[f"qd^{p}" for p in range(2, 6)]].to_numpy() != 0
+    assert (t["hierarchical"] == ((t["qd"] != 0) | ~powers.any(axis=1))).all()
+    degree = np.where(powers, np.arange(2, 6), 1).max(axis=1)
+    assert (t["viscous_degree"] == degree).all()
+    best = t[t["selected"]].iloc[0]
+    dry = [c for c in t.columns if c.startswith("sign(")]
+    same = ((t[dry] != 0) == (best[dry] != 0)).all(axis=1)
+    tied = t[t["hierarchical"] & same & (t["aicc"] <= best["aicc"] + TIE_AICC)]
+    assert best["hierarchical"] and best["viscous_degree"] == tied["viscous_degree"].min()
+
+
+def test_lower_power_variants_exchange_a_power_for_the_one_two_below():
+    """q̇⁵ → q̇³ (and q̇⁴ → q̇², the same parity), each support once, the linear term kept."""
+    x, tau = _coulomb_viscous_data()
+    lib = static_library("revolute", name="full", n_viscous=5, deltas=(1.0,))
+    cache = GramCache(lib, x, tau)
+    names = [t.name for t in lib.terms()]
+    start = np.isin(names, ["qdd", "cos(q)", "sin(q)", "qd", "qd^4", "qd^5", "sign(qd)"])
+    fit = SR3Result(np.where(start, 1.0, 0.0), start, np.log(0.1), 1.0, 0, True)
+    seen = {start.tobytes()}
+    lowered = lower_power_variants(cache, fit, SR3Newton(0.0), seen)
+    active = [{n for n, on in zip(names, r.support, strict=True) if on and n[:3] in ("qd", "qd^")}
+              for r in lowered]
+    assert sorted(map(sorted, active)) == [["qd", "qd^2", "qd^5"], ["qd", "qd^3", "qd^4"]]
+    assert lower_power_variants(cache, fit, SR3Newton(0.0), seen) == []  # each support once
