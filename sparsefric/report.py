@@ -628,7 +628,7 @@ TERMS_NOTE = (
 def _sec_selection(c: _Context) -> str:
     sel = c.result.selection
     cols = [k for k in ("threshold", "lambda", "n_active", "n_eliminated", "omega_s",
-                        "train_error", "aic_r", "variant", "converged") if k in sel]
+                        "train_error", "aic_r", "variant", "hierarchical", "converged") if k in sel]
     terms = _terms_view(c.result)
     return (_story(c.result, c.summary) + figures.selection(sel, c.unit).svg()
             + _refinement_note(c.result) + _html_table(sel[cols], sel["selected"].to_numpy(bool))

@@ -79,7 +79,7 @@ def test_html_has_tables_and_status(rendered, light_fit):
         assert text in page, text
     assert page.count("<table") >= 6
     # the sweep's table says which rows are off the λ path (another δ, viscous q̇ only)
-    assert "<th>variant</th>" in page
+    assert "<th>variant</th>" in page and "<th>hierarchical</th>" in page
     for variant in set(est.selection_["variant"]) - {""}:
         assert f"<td>{variant}</td>" in page
     # every candidate term appears in the coefficient table
