@@ -363,7 +363,10 @@ class SparseFric(RegressorMixin, BaseEstimator):
 
         ``X`` as in :meth:`fit` (its torque, if any, is not used); the records are
         differentiated as the training data were, and a value is predicted for every row:
-        ``torque_delay`` moves the measured torque, which a prediction does not use. ``model``
+        ``torque_delay`` moves the measured torque, which a prediction does not use. Rows of a
+        piece between jumps too short to differentiate are NaN (with a warning). Samples of
+        a jittering clock are first placed on it (:func:`~sparsefric.data.clock_slots`),
+        dropped ones filled: such a record gets a value per sample of its clock. ``model``
         replaces the identified model.
         """
         return np.concatenate(self.predict_trajectories(X, model=model))

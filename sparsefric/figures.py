@@ -130,7 +130,7 @@ def selection(table: pd.DataFrame, unit: dict[str, str]) -> Figure:
     extra, table = table[variants], table[~variants]
     thr = table["threshold"].to_numpy(float)
     xlabel = f"SR3 threshold (RMS torque of a term) [{unit['tau']}]"
-    a = Panel(xlabel, "AIC_r = AICc − min AICc [-]", "Information criterion", xlog=True)
+    a = Panel(xlabel, "AIC_r = AICc − the selected model's [-]", "Information criterion", xlog=True)
     a.line(thr, table["aic_r"], "AIC_r", COLORS["dynamic"]).points(thr, table["aic_r"],
                                                                   color=COLORS["dynamic"])
     for (variant, label), color in zip(VARIANT_LABELS.items(), (COLORS["step1"],

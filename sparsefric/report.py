@@ -471,12 +471,14 @@ def _refinement_note(result: IdentificationResult) -> str:
 def _tie_note(table: pd.DataFrame) -> str:
     """Where the records' constant-velocity levels chose among models AICc could not tell
     apart, a clause that says so ('' where AICc chose alone)."""
-    if "steady_chi2" not in table or not (table["aic_r"] < 0).any():
+    if "steady_chi2" not in table or "aicc_choice" not in table \
+            or table.loc[table.selected, "aicc_choice"].all():
         return ""
-    row, best = table[table.selected].iloc[0], table.loc[table["aicc"].idxmin()]
-    return (f", {fmt(float(-table['aic_r'].min()))} above the AICc minimum: of the models "
-            f"within {fmt(TIE_AICC)} of it, its static curve meets the constant-velocity levels "
-            f"of the records best (χ² {fmt(row.steady_chi2)} against {fmt(best.steady_chi2)})")
+    row, first = table[table.selected].iloc[0], table[table.aicc_choice].iloc[0]
+    return (f", {fmt(float(row.aicc - first.aicc))} above AICc's choice: of the models "
+            f"within {fmt(TIE_AICC)} of the AICc minimum, its static curve meets the "
+            f"constant-velocity levels of the records best (χ² {fmt(row.steady_chi2)} against "
+            f"{fmt(first.steady_chi2)})")
 
 
 def _story(result: IdentificationResult, summary: dict) -> str:

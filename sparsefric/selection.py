@@ -10,10 +10,13 @@ part one observation (Mangan et al. 2017; ALGORITHM.md §2)::
     RSS  = Σ_parts Σ_samples |τ − τ̂|
     AICc = 2k + m ln(RSS/m) + 2(k+1)(k+2)/(m − k − 2)
 
-with k the number of active terms. The selected model has AIC_r = AICc − min AICc = 0, unless
-the sweep is given the constant-velocity friction levels of the records (:class:`SteadyLevels`):
-then, of the models AICc does not set apart (within :data:`TIE_AICC`), the one whose static
-curve meets those levels clearly best is selected (:func:`steady_tie_break`).
+with k the number of active terms. The selected model is the AICc minimum of the models that
+may be selected (a viscous power only with q̇: :func:`hierarchical`), or of those it does not
+set apart (within :data:`TIE_AICC`) and that have its other terms, the one of the lowest
+viscous degree (:func:`lowest_degree_row`); given the constant-velocity friction levels of the
+records (:class:`SteadyLevels`), of the models AICc does not set apart, the one whose static
+curve meets those levels clearly best (:func:`steady_tie_break`). AIC_r = AICc − the selected
+model's.
 
 Choice of m: the paper uses m = 10, for which the correction term is undefined or negative as
 soon as k ≥ 8 (the paper's own selected model has k = 9, where it equals −220 and rewards the
@@ -118,7 +121,8 @@ class SweepResult:
         lowered by 2), ``hierarchical`` (whether the row may be selected:
         :func:`hierarchical`), ``viscous_degree`` (:func:`viscous_degree`, which breaks ties
         of AICc: :func:`lowest_degree_row`), then one column per candidate term with its
-        coefficient (0 if eliminated).
+        coefficient (0 if eliminated), and last ``aicc_choice`` (the row AICc and the
+        viscous degree chose, before the steady levels judged: :func:`steady_tie_break`).
     results : list of SR3Result
         The solution for every λ, in table order.
     selected : int
@@ -207,9 +211,10 @@ STEADY_MARGIN = 4.0
 
 def steady_tie_break(aicc: np.ndarray, chi2: np.ndarray, shape: np.ndarray, best: int,
                      distinct: int) -> int:
-    """Of the rows within :data:`TIE_AICC` of row ``best``'s AICc that the levels can judge,
-    the one whose χ² against the steady levels is lowest, where it is lower than ``best``'s by
-    more than :data:`STEADY_MARGIN`; else ``best``.
+    """Of the rows within :data:`TIE_AICC` of the AICc minimum that the levels can judge, the
+    one whose χ² against the steady levels is lowest, where it is lower than row ``best``'s
+    (AICc's choice, :func:`lowest_degree_row`) by more than :data:`STEADY_MARGIN`; else
+    ``best``. Rows with a NaN AICc (not selectable) take no part.
 
     AICc scores the torque of m parts of the samples, which the transients dominate; a
     constant-velocity level averages thousands of steady samples and measures the static curve
@@ -223,7 +228,8 @@ def steady_tie_break(aicc: np.ndarray, chi2: np.ndarray, shape: np.ndarray, best
     and beyond them (a zoo joint went from 1.14 to 2.58 × the truth's test error so).
     """
     judged = (shape <= shape[best]) | (shape < distinct)
-    tied = (np.isfinite(aicc) & (aicc <= aicc[best] + TIE_AICC) & np.isfinite(chi2) & judged)
+    finite = np.isfinite(aicc)
+    tied = finite & (aicc <= aicc[finite].min() + TIE_AICC) & np.isfinite(chi2) & judged
     if not tied.any():
         return best
     alternative = int(np.flatnonzero(tied)[np.argmin(chi2[tied])])
@@ -257,17 +263,18 @@ def lowest_degree_row(aicc: np.ndarray, hierarchical: np.ndarray, degree: np.nda
     (``others``, one row of flags per row), the one with the lowest AICc among those of the
     lowest viscous degree.
 
-    Where AICc cannot tell a q̇³ from a q̇⁵ beside the same dry friction
+    Where AICc cannot tell a q̇³ from a q̇⁵ beside the same other terms
     (:func:`lower_power_variants`), the lower power is the safer guess: the two agree over the
     recorded speeds, and beyond them the higher one grows faster than any friction measured
-    there. Rows with other dry terms are no such tie: on a zoo joint (truth 5.16 + 0.22 q̇,
-    slowest level 0.023 rad/s) a Stribeck term at Ω_s = 0.005 rad/s in place of the tied
-    0.15 q̇³ − 0.02 q̇⁵ doubled the break-away.
+    there. Rows with other terms are no such tie: a Stribeck term that fits a little worse
+    than a viscous power is no reason to take it.
     """
-    score = np.where(hierarchical, aicc, np.nan)
-    best = int(np.nanargmin(score))
+    score = np.where(hierarchical & np.isfinite(aicc), aicc, np.inf)
+    best = int(np.argmin(score))
     tied = (np.isfinite(score) & (score <= score[best] + TIE_AICC)
             & (others == others[best]).all(axis=1))
+    if not tied.any():
+        return best
     low = tied & (degree == degree[tied].min())
     return best if low[best] else int(np.flatnonzero(low)[np.argmin(score[low])])
 
@@ -386,7 +393,7 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,  # noqa: 
         return out
 
     rows = [row(*c) for c in candidates]
-    if not np.isfinite([r["aicc"] for r in rows]).any():
+    if not np.isfinite([r["aicc"] for r in rows if r["hierarchical"]]).any():
         raise SparsefricError(f"AICc is undefined for every λ with {m} parts (m ≤ k + 2); "
                               "use a larger --aic-parts")
     seen = {r.support.tobytes() for _, r, _ in candidates}
@@ -412,8 +419,9 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,  # noqa: 
         if chosen() == best:
             break
     table = pd.DataFrame(rows)
-    best = chosen()
-    best = best if steady is None else _steady_choice(table, library, candidates, steady, best)
+    first = chosen()
+    best = first if steady is None else _steady_choice(table, library, candidates, steady, first)
+    table["aicc_choice"] = np.arange(len(table)) == first
     table.insert(table.columns.get_loc("aicc") + 1, "aic_r",
                  table["aicc"] - table["aicc"].iloc[best])
     table.insert(table.columns.get_loc("aic_r") + 1, "selected", np.arange(len(table)) == best)
@@ -424,8 +432,8 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,  # noqa: 
 def _steady_choice(table: pd.DataFrame, library: FeatureLibrary,
                    candidates: list[tuple[float, SR3Result, str]], steady: SteadyLevels,
                    best: int) -> int:
-    """The row :func:`steady_tie_break` selects from the AICc minimum ``best``; adds the
-    ``steady_chi2`` column to ``table``."""
+    """The row :func:`steady_tie_break` selects from AICc's choice ``best``, among the rows
+    that may be selected; adds the ``steady_chi2`` column to ``table``."""
     chi2 = np.array([steady.chi2(library, r) for _, r, _ in candidates])
     table.insert(table.columns.get_loc("aicc") + 1, "steady_chi2", chi2)
     kinds = np.array([t.kind for t in library.terms()])
@@ -480,7 +488,9 @@ def linear_added_variants(cache: GramCache, path: list[tuple[float, SR3Result]],
         if hierarchical(cache, r.support) or support.tobytes() in seen:
             continue
         seen.add(support.tobytes())
-        out.append((thr, _refit(cache, support, solver, r.theta)))
+        added = _refit(cache, support, solver, r.theta)
+        if hierarchical(cache, added.support):  # else the constraints held c₁ at 0
+            out.append((thr, added))
     return out
 
 
@@ -635,7 +645,7 @@ def lower_power_variants(cache: GramCache, res: SR3Result, solver: SR3Newton,
     with Ω_s jointly; supports in ``seen`` are skipped (and added).
 
     Over one range of speeds q̇³ and q̇⁵ are nearly the same column (cosine 0.999 on the
-    sliding samples of a single-file zoo joint at 0.048–0.91 rad/s), and the λ path keeps
+    sliding samples of a single-file zoo joint at 0.076–0.91 rad/s), and the λ path keeps
     whichever enters first; beyond the range they part: that joint's 1.32 q̇⁵ (truth 1.40 q̇³)
     put 17 N·m too much friction at its 1.8 rad/s test speed, 15.7 × the truth's test error.
     These variants put the lower power before AICc, and :func:`lowest_degree_row` takes it

@@ -283,11 +283,14 @@ def test_the_refinement_note_says_where_the_steady_levels_broke_a_tie_of_aicc():
     from sparsefric.report import _tie_note
 
     table = pd.DataFrame({"aicc": [10.0, 11.5, 14.0], "aic_r": [-1.5, 0.0, 2.5],
-                          "steady_chi2": [48.0, 3.0, 1.0], "selected": [False, True, False]})
+                          "steady_chi2": [48.0, 3.0, 1.0], "selected": [False, True, False],
+                          "aicc_choice": [True, False, False]})
     note = _tie_note(table)
-    assert "1.5 above the AICc minimum" in note and "χ² 3 against 48" in note
+    assert "1.5 above AICc's choice" in note and "χ² 3 against 48" in note
     assert _tie_note(table.assign(aic_r=[0.0, 1.5, 4.0], selected=[True, False, False])) == ""
     assert _tie_note(table.drop(columns="steady_chi2")) == ""
+    # a row below the selected one that may not be selected is no tie the levels broke
+    assert _tie_note(table.assign(aicc_choice=[False, True, False])) == ""
 
 
 def test_the_refinement_note_counts_the_rounds_and_names_a_merge_of_the_rises():

@@ -23,6 +23,7 @@ from sparsefric.selection import (
     default_parts,
     exponent_variants,
     hierarchical,
+    linear_added_variants,
     linear_exponent_variants,
     lower_power_variants,
     lowest_degree_row,
@@ -383,6 +384,11 @@ def test_lowest_degree_row_passes_over_powers_without_the_linear_term_and_breaks
     other = same.copy()
     other[2, 1] = True  # row 2 has another Stribeck term: no tie with row 1
     assert lowest_degree_row(aicc, ok, np.array([5, 5, 3, 3, 1]), other) == 3
+    # undefined AICc (m ≤ k + 2) is no minimum, and no selectable row with one is no crash
+    inf = np.array([np.inf, 12.0, np.nan, 13.0, 20.0])
+    assert lowest_degree_row(inf, np.ones(5, bool), np.array([1, 5, 1, 3, 1]), same) == 3
+    assert lowest_degree_row(inf, np.array([True, False, True, False, False]),
+                             np.ones(5, int), same) in (0, 2)
 
 
 def test_the_viscous_part_must_hold_the_linear_term_and_its_degree_counts_from_one():
@@ -433,3 +439,24 @@ def test_lower_power_variants_exchange_a_power_for_the_one_two_below():
               for r in lowered]
     assert sorted(map(sorted, active)) == [["qd", "qd^2", "qd^5"], ["qd", "qd^3", "qd^4"]]
     assert lower_power_variants(cache, fit, SR3Newton(0.0), seen) == []  # each support once
+
+
+def test_linear_added_variants_refit_a_power_without_the_linear_term_with_it():
+    """A path support with q̇⁵ and no q̇ gets a twin with q̇ (refitted, selectable); supports
+    that hold q̇, or no power, get none."""
+    x, tau = _coulomb_viscous_data()
+    lib = static_library("revolute", name="full", n_viscous=5, deltas=(1.0,))
+    cache = GramCache(lib, x, tau)
+    names = [t.name for t in lib.terms()]
+    rigid = ["qdd", "cos(q)", "sin(q)", "sign(qd)"]
+
+    def result(*on):
+        support = np.isin(names, [*rigid, *on])
+        return SR3Result(np.where(support, 1.0, 0.0), support, np.log(0.1), 1.0, 0, True)
+
+    path = [(0.1, result("qd^5")), (0.2, result("qd", "qd^3")), (0.3, result())]
+    added = linear_added_variants(cache, path, SR3Newton(0.0))
+    assert [thr for thr, _ in added] == [0.1]
+    refit = added[0][1]
+    assert hierarchical(cache, refit.support) and refit.support[names.index("qd")]
+    assert refit.coef[names.index("qd")] == pytest.approx(1.2, rel=0.05)  # the truth's slope

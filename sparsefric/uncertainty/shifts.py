@@ -267,9 +267,11 @@ def structure_shifts(sweep: SweepResult, level: float = 0.95) -> dict[str, np.nd
 
     Every distinct model of the sweep that chose the terms — the λ path's supports, their
     linear-viscous variants, the exchanges of Stribeck exponents
-    (:data:`~sparsefric.selection.EXPONENT`) and the Stribeck and viscous additions
-    (:data:`~sparsefric.selection.ADDED`, :data:`~sparsefric.selection.VISCOUS_ADDED`) — by
-    ascending Δ = AICc − AICc_selected, is kept
+    (:data:`~sparsefric.selection.EXPONENT`), the Stribeck and viscous additions
+    (:data:`~sparsefric.selection.ADDED`, :data:`~sparsefric.selection.VISCOUS_ADDED`,
+    :data:`~sparsefric.selection.LINEAR_ADDED`) and the lowered viscous powers
+    (:data:`~sparsefric.selection.LOWER_POWER`), each one the selection may choose (column
+    ``hierarchical``) — by ascending Δ = AICc − AICc_selected, is kept
     until the Akaike weights w ∝ e^{−Δ/2} sum to ``level`` (Burnham and Anderson's confidence
     set of models; a support the path holds over several λ counts once). The structure is a
     choice the fast intervals otherwise hold fixed, and f_c and the break-away trade off with
@@ -285,7 +287,9 @@ def structure_shifts(sweep: SweepResult, level: float = 0.95) -> dict[str, np.nd
     if not len(kinds) or not len(coef):
         return {}
     _, first = np.unique(coef, axis=0, return_index=True)
-    rows = np.sort(first[np.isfinite(aicc[first])])
+    selectable = sweep.table["hierarchical"].to_numpy(bool) if "hierarchical" in sweep.table \
+        else np.ones(len(aicc), dtype=bool)
+    rows = np.sort(first[np.isfinite(aicc[first]) & selectable[first]])
     if len(rows) < 2:
         return {}
     delta = aicc[rows] - aicc[sweep.selected]
