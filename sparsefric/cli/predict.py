@@ -81,17 +81,20 @@ def _run_predict(args: argparse.Namespace) -> int:
 
 def _left_out(args: argparse.Namespace, trajs, prep) -> list[str]:
     """What preparing the records changed, as identify reports it (records cut at jumps,
-    pieces left out), and how many rows of the files the pieces too short between jumps take
-    from the error and from ``--out``, which have a row per sample predicted."""
-    from sparsefric.segments import MIN_PIECE, kept_samples
+    pieces left out), and how many samples of the files the error and ``--out``, which have
+    a row per sample predicted, leave out: those of pieces too short between jumps, and the
+    ends of the records the torque delay shifts past."""
+    from sparsefric.segments import MIN_PIECE
 
-    missing = sum(int((~kept_samples(t)).sum()) for t in trajs)
+    missing = sum(map(len, trajs)) - len(prep.tau_raw)
     if not missing:
         return list(prep.notes)
     where = f" and {args.out}" if args.out else ""
-    return [*prep.notes, f"{missing} of the {sum(map(len, trajs))} rows are in pieces between "
-            f"jumps shorter than {MIN_PIECE} samples: not predicted, the error{where} leave "
-            "them out"]
+    delay = ", and the ends of the records the torque delay shifts past" \
+        if args.torque_delay else ""
+    return [*prep.notes, f"{missing} of the {sum(map(len, trajs))} samples are not predicted "
+            f"(pieces between jumps shorter than {MIN_PIECE} samples{delay}): the error{where} "
+            "leave them out"]
 
 
 def _fit_section(args: argparse.Namespace, model) -> dict:
