@@ -430,6 +430,10 @@ def _time_column(df: pd.DataFrame, name: str, path: Path) -> np.ndarray:
     return _numeric_column(df, name, path)
 
 
+#: Text a clock writes: a time of day (12:00, 0:00:01.5), a day count or an ISO 8601 date.
+_CLOCK_TEXT = re.compile(r"\d:\d\d|\d\s*days?\b|\d{4}-\d\d-\d\d")
+
+
 def _clock_values(raw: pd.Series) -> str | None:
     """What a time column holds instead of numbers, e.g. ``"durations"`` or ``"dates and
     times such as '2024-01-01 12:00:00'"``: a typed column (Parquet, a DataFrame), or text
@@ -442,7 +446,7 @@ def _clock_values(raw: pd.Series) -> str | None:
     if pd.api.types.is_numeric_dtype(raw):
         return None
     text = next((v for v in raw if isinstance(v, str) and not _is_number(v)), None)
-    if text is None:
+    if text is None or not _CLOCK_TEXT.search(text):  # "1 234", "now": no clock
         return None
     for kind, parse in (("durations", pd.to_timedelta),
                         ("dates and times", lambda x: pd.to_datetime(x, format="ISO8601"))):

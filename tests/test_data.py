@@ -381,6 +381,21 @@ def test_a_time_column_of_durations_or_dates_is_named_as_such(tmp_path, suffix, 
                                     "sample)")
 
 
+@pytest.mark.parametrize("text", ["1 234", "now", "today"])
+def test_text_that_is_no_clock_is_not_called_a_duration_or_a_date(tmp_path, text):
+    """pandas reads "1 234" as a duration and "now" as a date; neither was written by a
+    clock, and the error says only that the value is not a number."""
+    path = tmp_path / "odd.csv"
+    time = np.arange(200) * 1e-3
+    frame = pd.DataFrame({"t": time.astype(object), "q": np.sin(time), "tau": np.cos(time)})
+    frame.loc[5, "t"] = text
+    frame.to_csv(path, index=False)
+    with pytest.raises(DataError) as info:
+        load_trajectories(path)
+    assert "durations" not in str(info.value) and "dates" not in str(info.value)
+    assert text in str(info.value) and "\n" not in str(info.value)
+
+
 def test_too_few_samples(tmp_path):
     with pytest.raises(DataError, match="only 20 samples"):
         load_trajectories(_write(tmp_path, n=20))
