@@ -229,6 +229,8 @@ def steady_tie_break(aicc: np.ndarray, chi2: np.ndarray, shape: np.ndarray, best
     """
     judged = (shape <= shape[best]) | (shape < distinct)
     finite = np.isfinite(aicc)
+    if not finite.any():
+        return best
     tied = finite & (aicc <= aicc[finite].min() + TIE_AICC) & np.isfinite(chi2) & judged
     if not tied.any():
         return best

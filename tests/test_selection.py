@@ -349,6 +349,11 @@ def test_the_steady_levels_judge_no_model_richer_than_they_are():
     assert steady_tie_break(aicc, chi2, np.array([2, 5, 2]), 0, 6) == 1
 
 
+def test_the_steady_levels_keep_the_choice_where_no_row_has_an_aicc():
+    nan = np.full(3, np.nan)
+    assert steady_tie_break(nan, np.array([5.0, 1.0, 9.0]), np.array([2, 2, 2]), 1, 3) == 1
+
+
 def test_a_static_curve_has_its_terms_and_the_stribeck_velocity_as_parameters():
     kinds = np.array(["inertia", "viscous", "viscous", "coulomb", "stribeck", "stribeck",
                       "zdot"])

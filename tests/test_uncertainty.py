@@ -331,6 +331,10 @@ def test_viscous_powers_whose_intervals_hold_zero_are_named_with_what_they_allow
     assert "at 0.24 rad/s" in text  # twice the fastest recorded speed
     allowed = 4845.0 * 0.24 ** 3 + 3.10e5 * 0.24 ** 5
     assert f"allow {fmt(allowed, 3)} N·m" in text
+    prismatic = table.assign(unit=["N", "N·s/m", "N·(s/m)^3", "N·(s/m)^5"])
+    text = [f for f in uncertainty_findings(replace(u, table=prismatic))
+            if f.code == "undetermined_viscous"][0].message
+    assert "at 0.24 m/s" in text and f"allow {fmt(allowed, 3)} N " in text
     settled = table.assign(lower=[8.0, -13.8, 10.0, 500.0], upper=[10.0, 15.0, 40.0, 900.0])
     assert not [f for f in uncertainty_findings(replace(u, table=settled))
                 if f.code == "undetermined_viscous"]

@@ -111,8 +111,7 @@ def _undetermined_powers(unc: ParameterUncertainty) -> list[Finding]:
             and int(r.name.split(":")[1]) >= 2 and not (r.lower > 0 or r.upper < 0)]
     if not rows or not len(unc.velocity):
         return []
-    torque = next(r.unit for r in unc.table.itertuples() if r.name == "coulomb")
-    speed = "rad/s" if torque == "N·m" else "m/s"
+    torque, speed = ("N·m", "rad/s") if "rad" in rows[0].unit else ("N", "m/s")
     v = VISCOUS_REACH * float(np.max(np.abs(unc.velocity)))
     powers = [int(r.name.split(":")[1]) for r in rows]
     reach = sum(max(abs(r.lower), abs(r.upper)) * v ** p for r, p in zip(rows, powers,
