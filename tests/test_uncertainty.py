@@ -19,7 +19,6 @@ from sparsefric.model import JointModel
 from sparsefric.preprocessing import prepare
 from sparsefric.schema import validate_model_dict
 from sparsefric.simulate import EXAMPLE_TRUTH
-from sparsefric.tables import fmt
 from sparsefric.uncertainty import (
     ParameterUncertainty,
     bootstrap_uncertainty,
@@ -311,33 +310,6 @@ def test_findings_name_wide_intervals_and_unstable_terms():
     assert beside.loc["inclusion (final)", "qd^3"] == 0.3
     assert beside.loc["inclusion (step 1)", "qd^5"] == 0.7
     assert np.isnan(beside.loc["inclusion (final)", "threshold"]) and len(beside) == 4
-
-
-def test_viscous_powers_whose_intervals_hold_zero_are_named_with_what_they_allow_beyond():
-    """1579784190/29's model: q̇ … q̇⁵ fitted below the noise at 0.017–0.12 rad/s, 8340 × the
-    truth's test error at 2 rad/s. A power whose interval excludes 0, or the linear term, is
-    no such warning."""
-    table = pd.DataFrame({
-        "name": ["coulomb", "viscous:1", "viscous:3", "viscous:5"], "kind": "parameter",
-        "unit": ["N·m", "N·m·s/rad", "N·m·(s/rad)^3", "N·m·(s/rad)^5"],
-        "estimate": [9.0, 0.57, -25.8, 713.0], "std": [0.5, 7.0, 2400.0, 1.5e5],
-        "lower": [8.0, -13.8, -4845.0, -3.08e5], "upper": [10.0, 15.0, 4793.0, 3.10e5]})
-    velocity = np.r_[-np.geomspace(1e-4, 0.12, 5)[::-1], np.geomspace(1e-4, 0.12, 5)]
-    u = ParameterUncertainty("fast", 0.95, table, velocity, velocity, velocity, velocity)
-    found = [f for f in uncertainty_findings(u) if f.code == "undetermined_viscous"]
-    assert len(found) == 1
-    text = found[0].message
-    assert "q̇^3" in text and "q̇^5" in text and "q̇^1" not in text
-    assert "at 0.24 rad/s" in text  # twice the fastest recorded speed
-    allowed = 4845.0 * 0.24 ** 3 + 3.10e5 * 0.24 ** 5
-    assert f"allow {fmt(allowed, 3)} N·m" in text
-    prismatic = table.assign(unit=["N", "N·s/m", "N·(s/m)^3", "N·(s/m)^5"])
-    text = [f for f in uncertainty_findings(replace(u, table=prismatic))
-            if f.code == "undetermined_viscous"][0].message
-    assert "at 0.24 m/s" in text and f"allow {fmt(allowed, 3)} N " in text
-    settled = table.assign(lower=[8.0, -13.8, 10.0, 500.0], upper=[10.0, 15.0, 40.0, 900.0])
-    assert not [f for f in uncertainty_findings(replace(u, table=settled))
-                if f.code == "undetermined_viscous"]
 
 
 def test_an_exponent_the_resamples_share_is_named_once_not_as_a_dropped_term():

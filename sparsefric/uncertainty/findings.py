@@ -1,6 +1,6 @@
 """Warnings about what the intervals show the data do not determine: intervals too wide to rule
-out a gross error (with what moves the estimate), viscous powers of undetermined sign, unstable
-terms and exponents of the bootstrap, too few LuGre resamples, failed resamples.
+out a gross error (with what moves the estimate), unstable terms and exponents of the
+bootstrap, too few LuGre resamples, failed resamples.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ __all__ = [
     "uncertainty_findings",
     "UNSETTLED",
     "UNSTABLE",
-    "VISCOUS_REACH",
     "WIDE",
 ]
 
@@ -51,8 +50,6 @@ def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
 
     * the estimate's own ``findings``: an ``extrapolated`` break-away or a
       ``coulomb_extrapolated`` f_c that only Ω_s's interval shows (:func:`interval_findings`);
-    * ``undetermined_viscous``: viscous powers p ≥ 2 whose intervals hold 0
-      (:func:`_undetermined_powers`);
     * ``wide_interval``: a checked parameter (:data:`CHECKED`) whose interval does not rule out
       an estimate off by more than its precision p (:data:`PRECISION`, else :data:`WIDE`) of
       the true value: lower < θ̂/(1 + p) or upper > θ̂/(1 − p), or an interval not finite —
@@ -74,7 +71,6 @@ def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
     out = list(unc.findings)
     out += [_wide(row, unc.level) for row in unc.table.itertuples()
             if row.name in CHECKED and _too_wide(row) and not getattr(row, "unresolved", False)]
-    out += _undetermined_powers(unc)
     if unc.inclusion is not None:
         out += [_unstable(row) for row in unc.inclusion.itertuples()
                 if not row.family and row.selected != (row.final >= UNSTABLE)]
@@ -89,42 +85,6 @@ def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
                            f"{unc.failed} of {unc.drawn} bootstrap resamples could not be "
                            "identified; the intervals rest on the others"))
     return out
-
-
-#: Multiple of the fastest recorded speed at which :func:`_undetermined_powers` says what the
-#: intervals of undetermined viscous powers allow (the reach of the admissibility check).
-VISCOUS_REACH = 2.0
-
-
-def _undetermined_powers(unc: ParameterUncertainty) -> list[Finding]:
-    """A warning where viscous powers p ≥ 2 of the model have intervals that hold 0: the data
-    do not fix even their sign, and beyond the recorded speeds they are the model's only
-    description of the viscous friction.
-
-    A zoo joint recorded in one file at 0.017–0.12 rad/s (4.7 % torque noise) came out with
-    0.57 q̇ − 2.75 q̇² − 25.8 q̇³ + 108 q̇⁴ + 713 q̇⁵ (c₅'s interval ±3.1e5): under 0.05 N·m
-    over the recorded speeds, 2.3e4 N·m at its 2 rad/s test speed, 8340 × the truth's test
-    error. Of 200 zoo models (five seeds) 10 have such powers, the three worst extrapolators
-    among them; the other 7 test at ≤ 1.36 × the truth's error within their speeds.
-    """
-    rows = [r for r in unc.table.itertuples() if r.name.startswith("viscous:")
-            and int(r.name.split(":")[1]) >= 2 and not (r.lower > 0 or r.upper < 0)]
-    if not rows or not len(unc.velocity):
-        return []
-    torque, speed = ("N·m", "rad/s") if "rad" in rows[0].unit else ("N", "m/s")
-    v = VISCOUS_REACH * float(np.max(np.abs(unc.velocity)))
-    powers = [int(r.name.split(":")[1]) for r in rows]
-    reach = sum(max(abs(r.lower), abs(r.upper)) * v ** p for r, p in zip(rows, powers,
-                                                                         strict=True))
-    names = ", ".join(f"q̇^{p} ({fmt(r.estimate, 3)}, interval [{fmt(r.lower, 3)}, "
-                      f"{fmt(r.upper, 3)}] {r.unit})" for r, p in zip(rows, powers, strict=True))
-    return [Finding("warning", "undetermined_viscous",
-                    f"the viscous power{'s' * (len(rows) > 1)} {names} "
-                    f"{'are' if len(rows) > 1 else 'is'} not determined by these data, not "
-                    f"even in sign: beyond the fastest recorded speed the model's viscous part "
-                    f"is a guess (at {fmt(v, 3)} {speed} the {unc.level:.0%} intervals allow "
-                    f"{fmt(reach, 3)} {torque} from these powers): do not extrapolate the model "
-                    "past its speeds, or record moves as fast as it will be used")]
 
 
 def _too_wide(row) -> bool:
