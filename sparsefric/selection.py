@@ -400,7 +400,7 @@ def sweep(library: FeatureLibrary, train: Signals, tau: np.ndarray, *,  # noqa: 
                               "use a larger --aic-parts")
     seen = {r.support.tobytes() for _, r, _ in candidates}
 
-    viscous = np.array([t.kind == "viscous" for t in terms])
+    viscous = _viscous_columns(cache)
 
     def chosen() -> int:
         others = np.array([r.support & ~viscous for _, r, _ in candidates])
@@ -624,8 +624,7 @@ def viscous_addition(cache: GramCache, res: SR3Result, solver: SR3Newton,
     40.7 N·m where the training record slides at 45.7 N·m at 1.8 rad/s, and the inertia came
     out −7.5 % from the misfit (``DESIGN.md`` §84).
     """
-    terms = cache.library.terms()
-    viscous = np.array([t.kind == "viscous" for t in terms])
+    viscous = _viscous_columns(cache)
     if not (res.support & _stribeck_columns(cache)).any() or (res.support & viscous).any():
         return []
     support = res.support | _linear_viscous_column(cache)
@@ -672,6 +671,10 @@ def _keeps(res: SR3Result, support: np.ndarray) -> bool:
     """Whether the refit ``res`` holds every column of ``support`` (round-off is no term)."""
     kept = np.abs(res.coef) > 1e-9 * np.abs(res.coef).max()
     return bool(kept[support].all())
+
+
+def _viscous_columns(cache: GramCache) -> np.ndarray:
+    return np.array([t.kind == "viscous" for t in cache.library.terms()], dtype=bool)
 
 
 def _stribeck_columns(cache: GramCache) -> np.ndarray:

@@ -703,7 +703,7 @@ def _sweep(aicc: list[float], coulomb: list[float], amplitude: list[float]):
 
     n = len(aicc)
     table = pd.DataFrame({"aicc": aicc, "selected": [True] + [False] * (n - 1),
-                          "variant": [""] + [EXPONENT] * (n - 1)})
+                          "variant": [""] + [EXPONENT] * (n - 1), "hierarchical": True})
     results = [SR3Result(np.array([2.0, c, a, 0.0]), np.ones(4, bool), 0.0, 1.0, 0, True)
                for c, a in zip(coulomb, amplitude, strict=True)]
     return SweepResult(table, results, 0, 40, "validation",

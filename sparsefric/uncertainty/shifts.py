@@ -287,8 +287,7 @@ def structure_shifts(sweep: SweepResult, level: float = 0.95) -> dict[str, np.nd
     if not len(kinds) or not len(coef):
         return {}
     _, first = np.unique(coef, axis=0, return_index=True)
-    selectable = sweep.table["hierarchical"].to_numpy(bool) if "hierarchical" in sweep.table \
-        else np.ones(len(aicc), dtype=bool)
+    selectable = sweep.table["hierarchical"].to_numpy(bool)
     rows = np.sort(first[np.isfinite(aicc[first]) & selectable[first]])
     if len(rows) < 2:
         return {}
