@@ -85,6 +85,7 @@ from sparsefric.steps.iterations import (
     run_iterations,
     select_run,
 )
+from sparsefric.steps.powers import drop_powers, dropped_note, iterated_without
 from sparsefric.steps.refinement import Refinement, candidates, refine
 from sparsefric.steps.static import (
     RIGID_KINDS,
@@ -92,6 +93,7 @@ from sparsefric.steps.static import (
     StaticTerms,
     first_outer,
     fit_static,
+    refit,
     refit_terms,
 )
 from sparsefric.uncertainty import ParameterUncertainty, with_uncertainty
@@ -354,6 +356,7 @@ def _identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Set
     # a record with held-out blocks is checked whole: its steady moves pair forward and
     # backward within it, not within the parts the blocks cut it into
     checked = [whole] if whole is not None else [p for p in (prep, val) if p is not None]
+    _drop_static_powers(result, static, whole or prep, checked, s)
     _check_model(result, checked, fitted, s.model_warnings)
     return result
 
@@ -429,6 +432,30 @@ def _refit_static_whole(result: IdentificationResult, static: StaticFit, whole: 
     if result.model is result.static_model:
         result.model = model
     result.static_model = model
+
+
+def _drop_static_powers(result: IdentificationResult, static: StaticFit, prep: Prepared,
+                        checked: list[Prepared], s: Settings) -> None:
+    """The static model without the viscous powers the ``checked`` records do not determine
+    (:func:`~sparsefric.steps.powers.drop_powers`, ``DESIGN.md`` §100), each drop refitted on
+    the sliding samples of ``prep`` like step 1's model; also where the LuGre model is
+    returned, which may yet give way to it (:func:`_check_model`)."""
+    x, tau = prep.subset(prep.sliding_mask(static.window))
+    powers = np.array([t.param if t.kind == "viscous" else 0 for t in static.library.terms()])
+
+    def without(state: tuple[np.ndarray, JointModel], drop: tuple[int, ...]
+                ) -> tuple[np.ndarray, JointModel]:
+        support = state[0] & ~np.isin(powers, drop)
+        terms = refit(static.library, support, x, tau, static.sweep.best.theta, s.iterations.nu)
+        return support, terms.joint_model(s.axis, s.tanh_k).with_(extra=_provenance(static, s))
+
+    (_, model), dropped = drop_powers((static.sweep.best.support, result.static_model),
+                                      lambda state: state[1], without, checked)
+    if dropped:
+        if result.model is result.static_model:
+            result.model = model
+        result.static_model = model
+        result.convergence_reason += dropped_note(dropped, "the static model's ")
 
 
 #: Validation records whose slowest steady speed is below this fraction of the training records'
@@ -609,15 +636,24 @@ def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared, 
                      False))) if s.refine else None
     refinement = _refine(chosen, structure, data, check, static.library, s, tau_norm, levels)
     result.lugre = LuGreStage(tuple(starts), runs, refinement)
-    best = refinement.best
-    result.lugre_model = result.model = _lugre_model(
-        rigid.with_(**frame.coefficients(best.rigid)), best, static, s, refinement.refined)
+
+    def model_of(run: IterationResult) -> JointModel:
+        return _lugre_model(rigid.with_(**frame.coefficients(run.rigid)), run, static, s,
+                            refinement.refined)
+
+    checked = [whole] if whole is not None else [p for p in (prep, val) if p is not None]
+    best, dropped = drop_powers(refinement.best, model_of, iterated_without(
+        _structure(refinement.best, s), data, frame.accepts, s.iterations, tau_norm), checked)
+    result.lugre_model = result.model = model_of(best)
     _keep_static_if_better(result, whole or val or prep)
-    if result.model is result.lugre_model and (whole is not None or prep.torque_denoised):
+    lugre = result.model is result.lugre_model
+    if lugre and (whole is not None or prep.torque_denoised):
         final = frame.data((whole or prep).measured(), static.theta_bounds, averaged=True)
         best, data = _refit(best, final, frame, s, whole is not None)
-        result.lugre_model = result.model = _lugre_model(
-            rigid.with_(**frame.coefficients(best.rigid)), best, static, s, refinement.refined)
+    best.reason += dropped_note(dropped)  # the refit's run has a reason of its own
+    result.lugre_model = model_of(best)
+    if lugre:
+        result.model = result.lugre_model
     result.converged, result.convergence_reason = best.converged, best.reason
     return best, data
 
@@ -636,17 +672,22 @@ def _refit(best: IterationResult, data: FrictionData, frame: RigidFrame, s: Sett
     sample-averaged equation (:attr:`FrictionData.averaged`, §35). Where blocks were held
     out to choose, their samples now fit too (scikit-learn's refit; §26).
     """
-    p = best.params
-    structure = Structure(tuple(int(x) for x in p.powers), tuple(float(d) for d in p.deltas),
-                          s.tanh_k, s.axis)
     data = data.with_rigid(best.rigid)
-    run = run_iterations(p, structure, data, s.iterations, float(np.linalg.norm(data.tau)))
-    if not (run.admissible and frame.coefficients(run.rigid).get("inertia", 1.0) > 0):
+    run = run_iterations(best.params, _structure(best, s), data, s.iterations,
+                         float(np.linalg.norm(data.tau)))
+    if not frame.accepts(run):
         return best, data
     run.sigma0_init = best.sigma0_init
     run.reason += ("; refitted on the measured torque"
                    + (" of the whole records (held-out blocks included)" if whole else ""))
     return run, data
+
+
+def _structure(run: IterationResult, s: Settings) -> Structure:
+    """The friction structure of ``run``: its viscous powers and Stribeck exponents."""
+    p = run.params
+    return Structure(tuple(int(x) for x in p.powers), tuple(float(d) for d in p.deltas),
+                     s.tanh_k, s.axis)
 
 
 @dataclass(frozen=True)
@@ -690,6 +731,11 @@ class RigidFrame:
             if averaged and prep.sampled_acceleration else None
         return FrictionData(x, prep.tau, prep.bounds, prep.dt, columns, self.start,
                             theta_bounds, limit, mask, prep.torque_held)
+
+    def accepts(self, run: IterationResult) -> bool:
+        """Whether ``run`` may replace the model it was iterated from: admissible, with an
+        inertia (where the frame has one) above 0."""
+        return run.admissible and self.coefficients(run.rigid).get("inertia", 1.0) > 0
 
     def coefficients(self, rigid: np.ndarray | None) -> dict[str, float]:
         """``JointModel`` fields of the coefficients ``rigid`` (the start where None)."""

@@ -1,0 +1,106 @@
+r"""Viscous powers the data do not determine: dropped, the group first, then the highest.
+
+Not in the paper (``DESIGN.md`` §100). AICc judges a power by the training error it removes,
+and over a narrow speed range the columns q̇, q̇², …, q̇⁵ are nearly collinear: a polynomial
+fitted to the noise costs little there and explodes beyond it. A zoo joint recorded at
+0.017–0.12 rad/s with 4.7 % noise left the LuGre stage with 0.57 q̇ − 2.75 q̇² − 25.8 q̇³ +
+108 q̇⁴ + 713 q̇⁵: under 0.05 N·m over the recorded speeds against 0.7 N·m of noise, 2.3e4 N·m
+at 2 rad/s, and a test torque error 8340 × the true model's. Every coefficient's interval
+held 0, but so did q̇³'s and q̇⁵'s on data/example, whose sum is the truth's 0.8 q̇³: a test
+per coefficient cannot tell the two apart. A test of the group can
+(:func:`~sparsefric.uncertainty.wald.wald_test`: W = 0.03 on that joint, 1e4 on data/example).
+
+So, while the model has powers p ≥ 2: where the data leave them jointly at 0, all are dropped;
+else the highest, where it alone is left at 0 (the collinear pair of data/example keeps its
+lower member, refitted: 0.78 q̇³). Each drop is fitted again: a LuGre run is iterated from its
+own coefficients (:func:`iterated_without`; an inadmissible run stops the dropping), a static
+model returned is refitted on step 1's sliding samples. The linear term q̇ always stays: a
+powers' model has it (``DESIGN.md`` §99), and a lubricant's shear is linear.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TypeVar
+
+import numpy as np
+
+from sparsefric.model import JointModel
+from sparsefric.preprocessing import Prepared
+from sparsefric.steps.iterations import (
+    FrictionData,
+    IterationResult,
+    IterationSettings,
+    Structure,
+    run_iterations,
+)
+from sparsefric.uncertainty.wald import wald_test
+
+T = TypeVar("T")
+
+#: Level of the Wald tests [-]: a group whose W stays below its 95 % critical value is dropped.
+LEVEL = 0.95
+
+
+def undetermined_powers(model: JointModel, data: Sequence[Prepared],
+                        level: float = LEVEL) -> tuple[int, ...]:
+    """The viscous powers p ≥ 2 of ``model`` the prepared ``data`` do not determine: all of
+    them where their Wald test as a group does not reject 0, else the highest where its own
+    does not, else none."""
+    powers = [p for p, _ in model.viscous if p >= 2]
+    groups = [powers, powers[-1:]] if len(powers) > 1 else [powers] if powers else []
+    for group in groups:
+        w, critical = wald_test(model, data, [f"viscous:{p}" for p in group], level)
+        if w < critical:
+            return tuple(group)
+    return ()
+
+
+def drop_powers(state: T, to_model: Callable[[T], JointModel],
+                without: Callable[[T, tuple[int, ...]], T | None],
+                checked: Sequence[Prepared]) -> tuple[T, tuple[int, ...]]:
+    """``state`` (a fit) without the viscous powers the ``checked`` records do not determine
+    (:func:`undetermined_powers`), with the powers dropped.
+
+    ``to_model`` makes the :class:`JointModel` of a fit; ``without(state, powers)`` fits
+    ``state``'s structure without ``powers`` again, or returns None where that fit may not
+    replace it, which ends the dropping. Returns ``state`` itself where nothing is dropped.
+    """
+    dropped: tuple[int, ...] = ()
+    while drop := undetermined_powers(to_model(state), checked):
+        new = without(state, drop)
+        if new is None:
+            break
+        state, dropped = new, dropped + drop
+    return state, dropped
+
+
+def iterated_without(structure: Structure, data: FrictionData,
+                     accept: Callable[[IterationResult], bool], settings: IterationSettings,
+                     tau_norm: float) -> Callable[[IterationResult, tuple[int, ...]],
+                                                  IterationResult | None]:
+    """The ``without`` of :func:`drop_powers` for LuGre runs of ``structure``: the run's
+    parameters less the powers, iterated again on ``data``; None where ``accept`` refuses the
+    new run (inadmissible, inertia at or below 0)."""
+    def without(run: IterationResult, drop: tuple[int, ...]) -> IterationResult | None:
+        p = run.params
+        keep = ~np.isin(p.powers, drop)
+        start = replace(p, powers=p.powers[keep], coefficients=p.coefficients[keep])
+        powers = replace(structure, powers=tuple(int(x) for x in start.powers))
+        new = run_iterations(start, powers, data.with_rigid(run.rigid), settings, tau_norm)
+        if not accept(new):
+            return None
+        new.sigma0_init = run.sigma0_init
+        return new
+    return without
+
+
+def dropped_note(dropped: Sequence[int], whose: str = "") -> str:
+    """The clause of the convergence reason that names the powers dropped ("" for none);
+    ``whose`` names the model where it is not the LuGre run's, e.g. "the static model's "."""
+    if not dropped:
+        return ""
+    terms = ", ".join(f"q̇^{p}" for p in sorted(dropped))
+    return f"; {whose or 'the '}viscous powers {terms} dropped: the data do not determine " \
+           f"them (Wald test at {LEVEL:.0%})"
