@@ -28,7 +28,6 @@ from sparsefric.errors import DataError
 from sparsefric.lugre import integrate_z
 from sparsefric.model import JointModel
 from sparsefric.regimes import default_stop_speed
-from sparsefric.simulate import as_lugre, free_run
 
 # --------------------------------------------------------------------------- torque metrics
 
@@ -229,6 +228,10 @@ def free_run_compare(model: JointModel, t: np.ndarray, q: np.ndarray, tau: np.nd
     if qd is None:
         qd = differentiate(t, q, tau, method="butterworth").qd
     qd = np.asarray(qd, dtype=float)
+    # deferred: `predict` imports this module for relative_error and never simulates (the
+    # simulator brings a numba kernel and the excitation code)
+    from sparsefric.simulate import as_lugre, free_run
+
     sim_model = as_lugre(model)
     z = integrate_z(qd, dt, sim_model.friction)[0]
     starts = restart_indices(len(t), dt, restart_s)

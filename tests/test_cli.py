@@ -12,7 +12,7 @@ import pytest
 from sparsefric.cli import main
 from sparsefric.model import JointModel
 
-from .conftest import EMPS, EXAMPLE, example_files
+from .conftest import EMPS, EXAMPLE, example_files, imported_by
 
 
 def _short_csv(tmp_path, src, n=6000, name="short.csv"):
@@ -842,6 +842,18 @@ def test_predict_replaces_an_existing_out_file_only_with_force(tmp_path, capsys)
     assert pred.read_text() == "earlier\n"
     assert main([*args, "--force"]) == 0
     assert list(pd.read_csv(pred).columns) == ["trajectory", "t", "tau", "tau_hat"]
+
+
+def test_predict_loads_neither_the_simulator_nor_the_fit():
+    """predict is read, differentiate, evaluate: its start-up is most of its ~1 s, and the
+    simulator (validation imported it for relative_error) and the fitting modules it never
+    runs have no place in it."""
+    run = (f"sparsefric.cli.main(['predict', {str(EXAMPLE / 'truth.json')!r}, "
+           f"{str(example_files('test')[0])!r}])")
+    watched = ("sparsefric.simulate", "sparsefric.identify", "sparsefric.estimator",
+               "sparsefric.feature_library", "scipy.signal", "scipy.stats", "sklearn")
+    loaded = imported_by("sparsefric.cli", watched, run)  # after the words of predict's error
+    assert not set(watched) & set(loaded)
 
 
 def test_predict_differentiates_as_the_model_was_identified(tmp_path, capsys):
