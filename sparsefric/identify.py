@@ -93,7 +93,6 @@ from sparsefric.steps.static import (
     StaticTerms,
     first_outer,
     fit_static,
-    refit,
     refit_terms,
 )
 from sparsefric.uncertainty import ParameterUncertainty, with_uncertainty
@@ -345,18 +344,17 @@ def _identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Set
     result.findings += [Finding("warning", "loading", note)  # records cut, κ at a grid end
                         for part in (prep, val) if part is not None for note in part.notes]
     result.findings += _fit_findings(result, static, prep, s)
+    # a record with held-out blocks is checked whole: its steady moves pair forward and
+    # backward within it, not within the parts the blocks cut it into
+    checked = [whole] if whole is not None else [p for p in (prep, val) if p is not None]
     fitted = None
     if s.static_only or forces_static(findings):
         if not s.static_only:
             result.convergence_reason = "static model only: the data cannot identify σ0, σ1"
     else:
-        fitted = _fit_lugre(result, static, prep, val, s, progress, whole)
+        fitted = _fit_lugre(result, static, prep, val, s, progress, whole, checked)
     if whole is not None:
         _refit_static_whole(result, static, whole, s)
-    # a record with held-out blocks is checked whole: its steady moves pair forward and
-    # backward within it, not within the parts the blocks cut it into
-    checked = [whole] if whole is not None else [p for p in (prep, val) if p is not None]
-    _drop_static_powers(result, static, whole or prep, checked, s)
     _check_model(result, checked, fitted, s.model_warnings)
     return result
 
@@ -432,30 +430,6 @@ def _refit_static_whole(result: IdentificationResult, static: StaticFit, whole: 
     if result.model is result.static_model:
         result.model = model
     result.static_model = model
-
-
-def _drop_static_powers(result: IdentificationResult, static: StaticFit, prep: Prepared,
-                        checked: list[Prepared], s: Settings) -> None:
-    """The static model without the viscous powers the ``checked`` records do not determine
-    (:func:`~sparsefric.steps.powers.drop_powers`, ``DESIGN.md`` §100), each drop refitted on
-    the sliding samples of ``prep`` like step 1's model; also where the LuGre model is
-    returned, which may yet give way to it (:func:`_check_model`)."""
-    x, tau = prep.subset(prep.sliding_mask(static.window))
-    powers = np.array([t.param if t.kind == "viscous" else 0 for t in static.library.terms()])
-
-    def without(state: tuple[np.ndarray, JointModel], drop: tuple[int, ...]
-                ) -> tuple[np.ndarray, JointModel]:
-        support = state[0] & ~np.isin(powers, drop)
-        terms = refit(static.library, support, x, tau, static.sweep.best.theta, s.iterations.nu)
-        return support, terms.joint_model(s.axis, s.tanh_k).with_(extra=_provenance(static, s))
-
-    (_, model), dropped = drop_powers((static.sweep.best.support, result.static_model),
-                                      lambda state: state[1], without, checked)
-    if dropped:
-        if result.model is result.static_model:
-            result.model = model
-        result.static_model = model
-        result.convergence_reason += dropped_note(dropped, "the static model's ")
 
 
 #: Validation records whose slowest steady speed is below this fraction of the training records'
@@ -605,11 +579,13 @@ def _fit_findings(result: IdentificationResult, static: StaticFit, prep: Prepare
 
 def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared,  # noqa: PLR0913
                val: Prepared | None, s: Settings, progress: Callable[[str], None],
-               whole: Prepared | None = None) -> tuple[IterationResult, FrictionData] | None:
+               whole: Prepared | None, checked: list[Prepared]
+               ) -> tuple[IterationResult, FrictionData] | None:
     """Steps 2–3 from the static fit; fills ``result`` (the static model stays where they
     cannot run or the LuGre model does not predict better). ``whole``: the training records
-    with their held-out blocks, on which the kept LuGre model is refitted. Returns the run kept
-    and its training data (None where the iterations could not run)."""
+    with their held-out blocks, on which the kept LuGre model is refitted; ``checked``: the
+    records the model is checked on, which test its viscous powers. Returns the run kept and
+    its training data (None where the iterations could not run)."""
     first = first_outer(static, prep, s.iterations.nu)
     if not first.g0 > 0:
         result.convergence_reason = "static model only: no positive Coulomb level"
@@ -641,7 +617,6 @@ def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared, 
         return _lugre_model(rigid.with_(**frame.coefficients(run.rigid)), run, static, s,
                             refinement.refined)
 
-    checked = [whole] if whole is not None else [p for p in (prep, val) if p is not None]
     best, dropped = drop_powers(refinement.best, model_of, iterated_without(
         _structure(refinement.best, s), data, frame.accepts, s.iterations, tau_norm), checked)
     result.lugre_model = result.model = model_of(best)
@@ -650,7 +625,9 @@ def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared, 
     if lugre and (whole is not None or prep.torque_denoised):
         final = frame.data((whole or prep).measured(), static.theta_bounds, averaged=True)
         best, data = _refit(best, final, frame, s, whole is not None)
-    best.reason += dropped_note(dropped)  # the refit's run has a reason of its own
+    # the refit's run has a reason of its own; where the static model is returned, the reason
+    # (the LuGre run's) says whose powers went
+    best.reason += dropped_note(dropped, "" if lugre else "the LuGre model's ")
     result.lugre_model = model_of(best)
     if lugre:
         result.model = result.lugre_model

@@ -8,14 +8,16 @@ fitted to the noise costs little there and explodes beyond it. A zoo joint recor
 at 2 rad/s, and a test torque error 8340 × the true model's. Every coefficient's interval
 held 0, but so did q̇³'s and q̇⁵'s on data/example, whose sum is the truth's 0.8 q̇³: a test
 per coefficient cannot tell the two apart. A test of the group can
-(:func:`~sparsefric.uncertainty.wald.wald_test`: W = 0.03 on that joint, 1e4 on data/example).
+(:func:`~sparsefric.uncertainty.wald.wald_tests`: W = 0.03 on that joint, 1e4 on data/example).
 
 So, while the model has powers p ≥ 2: where the data leave them jointly at 0, all are dropped;
 else the highest, where it alone is left at 0 (the collinear pair of data/example keeps its
-lower member, refitted: 0.78 q̇³). Each drop is fitted again: a LuGre run is iterated from its
-own coefficients (:func:`iterated_without`; an inadmissible run stops the dropping), a static
-model returned is refitted on step 1's sliding samples. The linear term q̇ always stays: a
-powers' model has it (``DESIGN.md`` §99), and a lubricant's shear is linear.
+lower member, refitted: 0.78 q̇³). Each drop is iterated again from the run's own coefficients
+(:func:`iterated_without`); a run that is inadmissible, or whose inertia falls to 0 or below,
+is not taken, and the next group is tried. The linear term q̇ always stays: a powers' model has
+it (``DESIGN.md`` §99), and a lubricant's shear is linear. The static model's powers are not
+tested here: its residuals on the stops and transitions, which it does not model, would inflate
+the covariance (``DESIGN.md``, Known limits).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from sparsefric.steps.iterations import (
     Structure,
     run_iterations,
 )
-from sparsefric.uncertainty.wald import wald_test
+from sparsefric.uncertainty.wald import wald_tests
 
 T = TypeVar("T")
 
@@ -44,17 +46,16 @@ LEVEL = 0.95
 
 
 def undetermined_powers(model: JointModel, data: Sequence[Prepared],
-                        level: float = LEVEL) -> tuple[int, ...]:
-    """The viscous powers p ≥ 2 of ``model`` the prepared ``data`` do not determine: all of
-    them where their Wald test as a group does not reject 0, else the highest where its own
-    does not, else none."""
-    powers = [p for p, _ in model.viscous if p >= 2]
-    groups = [powers, powers[-1:]] if len(powers) > 1 else [powers] if powers else []
-    for group in groups:
-        w, critical = wald_test(model, data, [f"viscous:{p}" for p in group], level)
-        if w < critical:
-            return tuple(group)
-    return ()
+                        level: float = LEVEL) -> list[tuple[int, ...]]:
+    """The groups of viscous powers p ≥ 2 of ``model`` that the prepared ``data`` do not
+    determine, in the order to drop them: all the powers, where their Wald test as a group does
+    not reject 0; then the highest alone, where its own does not."""
+    powers = tuple(p for p, _ in model.viscous if p >= 2)
+    if not powers:
+        return []
+    groups = [powers] if len(powers) == 1 else [powers, powers[-1:]]
+    tests = wald_tests(model, data, [[f"viscous:{p}" for p in g] for g in groups], level)
+    return [g for g, (w, critical) in zip(groups, tests, strict=True) if w < critical]
 
 
 def drop_powers(state: T, to_model: Callable[[T], JointModel],
@@ -65,15 +66,17 @@ def drop_powers(state: T, to_model: Callable[[T], JointModel],
 
     ``to_model`` makes the :class:`JointModel` of a fit; ``without(state, powers)`` fits
     ``state``'s structure without ``powers`` again, or returns None where that fit may not
-    replace it, which ends the dropping. Returns ``state`` itself where nothing is dropped.
+    replace it: the next group is tried, and where none may, the dropping ends. Returns
+    ``state`` itself where nothing is dropped.
     """
     dropped: tuple[int, ...] = ()
-    while drop := undetermined_powers(to_model(state), checked):
-        new = without(state, drop)
-        if new is None:
-            break
-        state, dropped = new, dropped + drop
-    return state, dropped
+    while True:
+        for group in undetermined_powers(to_model(state), checked):
+            if (new := without(state, group)) is not None:
+                state, dropped = new, dropped + group
+                break
+        else:
+            return state, dropped
 
 
 def iterated_without(structure: Structure, data: FrictionData,
@@ -98,7 +101,7 @@ def iterated_without(structure: Structure, data: FrictionData,
 
 def dropped_note(dropped: Sequence[int], whose: str = "") -> str:
     """The clause of the convergence reason that names the powers dropped ("" for none);
-    ``whose`` names the model where it is not the LuGre run's, e.g. "the static model's "."""
+    ``whose`` names the model where it is not the one returned, e.g. "the LuGre model's "."""
     if not dropped:
         return ""
     terms = ", ".join(f"q̇^{p}" for p in sorted(dropped))

@@ -1,4 +1,4 @@
-r"""Whether the data determine a group of a model's coefficients: a HAC Wald test.
+r"""Whether the data determine groups of a model's coefficients: HAC Wald tests.
 
 For the coefficients ĉ of k terms of the final model, with Cov(ĉ) their block of the sandwich
 covariance of the fast intervals (:func:`~sparsefric.uncertainty.fast.fast_uncertainty`: the
@@ -32,13 +32,13 @@ from sparsefric.preprocessing import Prepared
 from sparsefric.uncertainty.jacobian import Records, torque_jacobian
 from sparsefric.uncertainty.parameters import parameter_names, parameter_values
 
-__all__ = ["wald_test"]
+__all__ = ["wald_tests"]
 
 
-def wald_test(model: JointModel, data: Sequence[Prepared], names: Sequence[str],
-              level: float = 0.95) -> tuple[float, float]:
-    """W of the hypothesis that the parameters ``names`` of ``model`` are all 0, and its
-    critical value at ``level``.
+def wald_tests(model: JointModel, data: Sequence[Prepared], groups: Sequence[Sequence[str]],
+               level: float) -> list[tuple[float, float]]:
+    """W of the hypothesis that the parameters of each group are all 0, and its critical value
+    at ``level``: one linearisation of ``model`` along ``data`` for every group.
 
     Parameters
     ----------
@@ -46,24 +46,47 @@ def wald_test(model: JointModel, data: Sequence[Prepared], names: Sequence[str],
         The identified model (its structure and exponents held fixed).
     data : sequence of Prepared
         The prepared records; the residuals are of the measured torque [N·m | N].
-    names : sequence of str
+    groups : sequence of sequences of str
         Parameters of :func:`parameter_names` that the torque is linear in (e.g.
-        ``viscous:3``).
+        ``viscous:3``), a group each.
     level : float
-        1 − the size of the test [-].
+        1 − the size of the tests [-].
 
     Returns
     -------
-    W, critical : float
-        W ≥ ``critical`` rejects the hypothesis: the data determine the group. A singular block
-        of the covariance is inverted in the least-squares sense (its null directions add 0).
+    list of (W, critical)
+        Per group; W ≥ ``critical`` rejects the hypothesis: the data determine the group. W is
+        computed on the correlations (each coefficient over its standard deviation), a singular
+        block inverted in the least-squares sense; a coefficient ≠ 0 whose variance is 0 or not
+        finite counts as determined (W = ∞).
+
+    Raises
+    ------
+    ValueError
+        ``data`` hold no sample, or a name is not a parameter of ``model``.
     """
     every = parameter_names(model)
-    rec = Records.of(data, "measured")
+    if unknown := [n for group in groups for n in group if n not in every]:
+        raise ValueError(f"{', '.join(unknown)}: not parameters of the model ({', '.join(every)})")
+    rec = Records.of(data, "measured") if data else None
+    if rec is None or not len(rec):
+        raise ValueError("the Wald tests need prepared records with samples")
     tau_hat, J = torque_jacobian(model, rec, every)
     cov, lags = sandwich(J, rec.tau - tau_hat, rec.bounds)
-    index = [every.index(n) for n in names]
-    values = parameter_values(model, names)
-    w = float(values @ np.linalg.pinv(cov[np.ix_(index, index)]) @ values)
     scale = critical_value(level, sum(lags) / len(rec)) / ndtri(0.5 + 0.5 * level)
-    return w, float(chdtri(len(index), 1.0 - level) * scale ** 2)  # χ²_k quantile at level
+    out = []
+    for group in groups:
+        index = [every.index(n) for n in group]
+        w = _statistic(parameter_values(model, group), cov[np.ix_(index, index)])
+        out.append((w, float(chdtri(len(index), 1.0 - level) * scale ** 2)))  # χ²_k quantile
+    return out
+
+
+def _statistic(values: np.ndarray, cov: np.ndarray) -> float:
+    """cᵀ Cov⁻¹ c, on the correlation scale; ∞ where a coefficient ≠ 0 has no finite, positive
+    variance (a noise-free fit determines it exactly)."""
+    sd = np.sqrt(np.diag(cov))
+    if not (np.all(np.isfinite(cov)) and np.all(sd > 0)):
+        return 0.0 if not np.any(values) else float("inf")
+    z = values / sd
+    return float(z @ np.linalg.pinv(cov / np.outer(sd, sd)) @ z)
