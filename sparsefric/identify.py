@@ -618,8 +618,7 @@ def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared, 
                             refinement.refined)
 
     best, dropped = drop_powers(refinement.best, model_of, iterated_without(
-        _structure(refinement.best, s), data, check or data, frame.accepts, s.iterations,
-        tau_norm), checked)
+        _structure(refinement.best, s), data, frame.accepts, s.iterations, tau_norm), checked)
     result.lugre_model = result.model = model_of(best)
     _keep_static_if_better(result, whole or val or prep)
     lugre = result.model is result.lugre_model

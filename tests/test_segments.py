@@ -286,7 +286,9 @@ def test_a_static_refit_on_the_whole_records_that_predicts_them_worse_is_not_tak
     """Two 4000-sample pieces of data/example (0.2 N·m more noise), blocks held out: the
     static model's refit on the whole records' sliding samples turned its Stribeck term into a
     spike below the slowest of them (Ω_s 0.18 → 0.087 rad/s, g(0) 19 → 123 N·m, relative error
-    1.08 over the records); the model it refits is kept."""
+    1.08 over the records); the model it refits is kept. The break-away is judged against the
+    truth's 25 N·m: two 4-s pieces leave f_c and the viscous powers open (DESIGN.md §100: with
+    q̇³ and q̇⁵ dropped, f_c 14.9 and the break-away 23.3 N·m)."""
     from sparsefric.data import load_trajectories
     from sparsefric.estimator import SparseFric
 
@@ -301,7 +303,8 @@ def test_a_static_refit_on_the_whole_records_that_predicts_them_worse_is_not_tak
     est = SparseFric(sigma0_starts=(1e4,), omega_starts=(0.05,),
                      thresholds=tuple(np.geomspace(0.1, 20, 6))).fit(pieces)
     assert est.relative_error(pieces) < 0.2  # 0.12 kept, 1.08 refitted
-    assert est.model_.breakaway_torque() < 1.5 * est.model_.friction.coulomb
+    assert est.model_.breakaway_torque() == pytest.approx(EXAMPLE_TRUTH.breakaway_torque(),
+                                                          rel=0.15)
 
 
 @pytest.mark.slow

@@ -13,13 +13,11 @@ per coefficient cannot tell the two apart. A test of the group can
 So, while the model has powers p ≥ 2: where the data leave them jointly at 0, all are dropped;
 else the highest, where it alone is left at 0 (the collinear pair of data/example keeps its
 lower member, refitted: 0.78 q̇³). Each drop is iterated again from the run's own coefficients
-(:func:`iterated_without`) and taken only where the new run is admissible, its inertia above 0,
-and it predicts the validation (else training) records as well as the run it replaces, within
-the refinement's tie (the data do not resist the drop); else the next group is tried. The
-linear term q̇ always stays: a powers' model has it (``DESIGN.md`` §99), and a lubricant's
-shear is linear. The static model's powers are not tested here: its residuals on the stops and
-transitions, which it does not model, would inflate the covariance (``DESIGN.md``, Known
-limits).
+(:func:`iterated_without`); a run that is inadmissible, or whose inertia falls to 0 or below,
+is not taken, and the next group is tried. The linear term q̇ always stays: a powers' model has
+it (``DESIGN.md`` §99), and a lubricant's shear is linear. The static model's powers are not
+tested here: its residuals on the stops and transitions, which it does not model, would inflate
+the covariance (``DESIGN.md``, Known limits).
 """
 
 from __future__ import annotations
@@ -37,10 +35,8 @@ from sparsefric.steps.iterations import (
     IterationResult,
     IterationSettings,
     Structure,
-    run_error,
     run_iterations,
 )
-from sparsefric.steps.refinement import TIE_ERROR
 from sparsefric.uncertainty.wald import wald_tests
 
 T = TypeVar("T")
@@ -83,22 +79,20 @@ def drop_powers(state: T, to_model: Callable[[T], JointModel],
             return state, dropped
 
 
-def iterated_without(structure: Structure, data: FrictionData, check: FrictionData,
+def iterated_without(structure: Structure, data: FrictionData,
                      accept: Callable[[IterationResult], bool], settings: IterationSettings,
                      tau_norm: float) -> Callable[[IterationResult, tuple[int, ...]],
                                                   IterationResult | None]:
     """The ``without`` of :func:`drop_powers` for LuGre runs of ``structure``: the run's
     parameters less the powers, iterated again on ``data``; None where ``accept`` refuses the
-    new run (inadmissible, inertia at or below 0) or where it predicts ``check`` (validation
-    or held-out records, else the training data) worse than the run by more than
-    :data:`~sparsefric.steps.refinement.TIE_ERROR`: the data resist the drop."""
+    new run (inadmissible, inertia at or below 0)."""
     def without(run: IterationResult, drop: tuple[int, ...]) -> IterationResult | None:
         p = run.params
         keep = ~np.isin(p.powers, drop)
         start = replace(p, powers=p.powers[keep], coefficients=p.coefficients[keep])
         powers = replace(structure, powers=tuple(int(x) for x in start.powers))
         new = run_iterations(start, powers, data.with_rigid(run.rigid), settings, tau_norm)
-        if not accept(new) or run_error(new, check) > (1 + TIE_ERROR) * run_error(run, check):
+        if not accept(new):
             return None
         new.sigma0_init = run.sigma0_init
         return new
