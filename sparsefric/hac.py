@@ -165,10 +165,16 @@ def critical_value(level: float, b: float) -> float:
     effective blocks, which the larger value accounts for: at b = 0.25 it is 2.72 instead of
     1.96 for 95 %.
     """
+    return float(ndtri(0.5 + 0.5 * level) * fixed_b_ratio(level, b))
+
+
+def fixed_b_ratio(level: float, b: float) -> float:
+    """c(b)/c(0) of :func:`critical_value`: how much a lag window b = L/n widens the normal
+    quantile of ``level`` (1 at b = 0)."""
     p = 0.5 + 0.5 * level
     keys = sorted(FIXED_B)
     ratios = [np.polyval(FIXED_B[k][::-1], b) / FIXED_B[k][0] for k in keys]
-    return float(ndtri(p) * np.interp(p, keys, ratios))
+    return float(np.interp(p, keys, ratios))
 
 
 def sandwich(J: np.ndarray, residual: np.ndarray,

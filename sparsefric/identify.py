@@ -42,6 +42,7 @@ from sparsefric.diagnostics import (
 )
 from sparsefric.errors import OptionError, SparsefricError
 from sparsefric.feature_library import DEFAULT_DELTAS, FeatureLibrary, static_library
+from sparsefric.lugre import FrictionParams
 from sparsefric.model import JointModel, units
 from sparsefric.optimizers.sr3 import G0_LIMIT
 from sparsefric.options import (
@@ -85,7 +86,7 @@ from sparsefric.steps.iterations import (
     run_iterations,
     select_run,
 )
-from sparsefric.steps.powers import drop_powers, dropped_note, iterated_without
+from sparsefric.steps.powers import drop_powers, dropped_note
 from sparsefric.steps.refinement import Refinement, candidates, refine
 from sparsefric.steps.static import (
     RIGID_KINDS,
@@ -617,8 +618,8 @@ def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared, 
         return _lugre_model(rigid.with_(**frame.coefficients(run.rigid)), run, static, s,
                             refinement.refined)
 
-    best, dropped = drop_powers(refinement.best, model_of, iterated_without(
-        _structure(refinement.best, s), data, frame.accepts, s.iterations, tau_norm), checked)
+    best, dropped = drop_powers(refinement.best, model_of, lambda run, drop: _reiterate(
+        run, _without_powers(run.params, drop), data, frame, s), checked)
     result.lugre_model = result.model = model_of(best)
     _keep_static_if_better(result, whole or val or prep)
     lugre = result.model is result.lugre_model
@@ -649,22 +650,34 @@ def _refit(best: IterationResult, data: FrictionData, frame: RigidFrame, s: Sett
     sample-averaged equation (:attr:`FrictionData.averaged`, §35). Where blocks were held
     out to choose, their samples now fit too (scikit-learn's refit; §26).
     """
+    run = _reiterate(best, best.params, data, frame, s)
     data = data.with_rigid(best.rigid)
-    run = run_iterations(best.params, _structure(best, s), data, s.iterations,
-                         float(np.linalg.norm(data.tau)))
-    if not frame.accepts(run):
+    if run is None:
         return best, data
-    run.sigma0_init = best.sigma0_init
     run.reason += ("; refitted on the measured torque"
                    + (" of the whole records (held-out blocks included)" if whole else ""))
     return run, data
 
 
-def _structure(run: IterationResult, s: Settings) -> Structure:
-    """The friction structure of ``run``: its viscous powers and Stribeck exponents."""
-    p = run.params
-    return Structure(tuple(int(x) for x in p.powers), tuple(float(d) for d in p.deltas),
-                     s.tanh_k, s.axis)
+def _reiterate(run: IterationResult, start: FrictionParams, data: FrictionData,
+               frame: RigidFrame, s: Settings) -> IterationResult | None:
+    """The iterations from ``start`` (``run``'s friction, or part of it) on ``data`` with
+    ``run``'s rigid body: the run that may replace ``run`` (``frame.accepts``), with its σ0
+    start, else None."""
+    structure = Structure(tuple(int(x) for x in start.powers),
+                          tuple(float(d) for d in start.deltas), s.tanh_k, s.axis)
+    data = data.with_rigid(run.rigid)
+    new = run_iterations(start, structure, data, s.iterations, float(np.linalg.norm(data.tau)))
+    if not frame.accepts(new):
+        return None
+    new.sigma0_init = run.sigma0_init
+    return new
+
+
+def _without_powers(p: FrictionParams, drop: tuple[int, ...]) -> FrictionParams:
+    """``p`` without the viscous powers ``drop``."""
+    keep = ~np.isin(p.powers, drop)
+    return replace(p, powers=p.powers[keep], coefficients=p.coefficients[keep])
 
 
 @dataclass(frozen=True)

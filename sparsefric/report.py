@@ -471,8 +471,7 @@ def _refinement_note(result: IdentificationResult) -> str:
 def _tie_note(table: pd.DataFrame) -> str:
     """Where the records' constant-velocity levels chose among models AICc could not tell
     apart, a clause that says so ('' where AICc chose alone)."""
-    if "steady_chi2" not in table or "aicc_choice" not in table \
-            or table.loc[table.selected, "aicc_choice"].all():
+    if "steady_chi2" not in table or table.loc[table.selected, "aicc_choice"].all():
         return ""
     row, first = table[table.selected].iloc[0], table[table.aicc_choice].iloc[0]
     return (f", {fmt(float(row.aicc - first.aicc))} above AICc's choice: of the models "

@@ -484,9 +484,9 @@ def linear_added_variants(cache: GramCache, path: list[tuple[float, SR3Result]],
     ≥ 2 without c₁q̇), with c₁q̇ added and refitted (Ω_s jointly), paired with its threshold
     [N·m]: the candidates that take the place of those the selection passes over."""
     seen = {r.support.tobytes() for _, r in path}
-    out = []
+    linear, out = _linear_viscous_column(cache), []
     for thr, r in path:
-        support = r.support | _linear_viscous_column(cache)
+        support = r.support | linear
         if hierarchical(cache, r.support) or support.tobytes() in seen:
             continue
         seen.add(support.tobytes())

@@ -13,30 +13,20 @@ per coefficient cannot tell the two apart. A test of the group can
 So, while the model has powers p ≥ 2: where the data leave them jointly at 0, all are dropped;
 else the highest, where it alone is left at 0 (the collinear pair of data/example keeps its
 lower member, refitted: 0.78 q̇³). Each drop is iterated again from the run's own coefficients
-(:func:`iterated_without`); a run that is inadmissible, or whose inertia falls to 0 or below,
-is not taken, and the next group is tried. The linear term q̇ always stays: a powers' model has
-it (``DESIGN.md`` §99), and a lubricant's shear is linear. The static model's powers are not
-tested here: its residuals on the stops and transitions, which it does not model, would inflate
-the covariance (``DESIGN.md``, Known limits).
+(the identification's ``_fit_lugre``); a run that is inadmissible, or whose inertia falls to 0
+or below, is not taken, and the next group is tried. The linear term q̇ always stays: a powers'
+model has it (``DESIGN.md`` §99), and a lubricant's shear is linear. The static model's powers
+are not tested here: its residuals on the stops and transitions, which it does not model, would
+inflate the covariance (``DESIGN.md``, Known limits).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TypeVar
-
-import numpy as np
 
 from sparsefric.model import JointModel
 from sparsefric.preprocessing import Prepared
-from sparsefric.steps.iterations import (
-    FrictionData,
-    IterationResult,
-    IterationSettings,
-    Structure,
-    run_iterations,
-)
 from sparsefric.uncertainty.wald import wald_tests
 
 T = TypeVar("T")
@@ -45,8 +35,7 @@ T = TypeVar("T")
 LEVEL = 0.95
 
 
-def undetermined_powers(model: JointModel, data: Sequence[Prepared],
-                        level: float = LEVEL) -> list[tuple[int, ...]]:
+def undetermined_powers(model: JointModel, data: Sequence[Prepared]) -> list[tuple[int, ...]]:
     """The groups of viscous powers p ≥ 2 of ``model`` that the prepared ``data`` do not
     determine, in the order to drop them: all the powers, where their Wald test as a group does
     not reject 0; then the highest alone, where its own does not."""
@@ -54,7 +43,7 @@ def undetermined_powers(model: JointModel, data: Sequence[Prepared],
     if not powers:
         return []
     groups = [powers] if len(powers) == 1 else [powers, powers[-1:]]
-    tests = wald_tests(model, data, [[f"viscous:{p}" for p in g] for g in groups], level)
+    tests = wald_tests(model, data, [[f"viscous:{p}" for p in g] for g in groups], LEVEL)
     return [g for g, (w, critical) in zip(groups, tests, strict=True) if w < critical]
 
 
@@ -77,26 +66,6 @@ def drop_powers(state: T, to_model: Callable[[T], JointModel],
                 break
         else:
             return state, dropped
-
-
-def iterated_without(structure: Structure, data: FrictionData,
-                     accept: Callable[[IterationResult], bool], settings: IterationSettings,
-                     tau_norm: float) -> Callable[[IterationResult, tuple[int, ...]],
-                                                  IterationResult | None]:
-    """The ``without`` of :func:`drop_powers` for LuGre runs of ``structure``: the run's
-    parameters less the powers, iterated again on ``data``; None where ``accept`` refuses the
-    new run (inadmissible, inertia at or below 0)."""
-    def without(run: IterationResult, drop: tuple[int, ...]) -> IterationResult | None:
-        p = run.params
-        keep = ~np.isin(p.powers, drop)
-        start = replace(p, powers=p.powers[keep], coefficients=p.coefficients[keep])
-        powers = replace(structure, powers=tuple(int(x) for x in start.powers))
-        new = run_iterations(start, powers, data.with_rigid(run.rigid), settings, tau_norm)
-        if not accept(new):
-            return None
-        new.sigma0_init = run.sigma0_init
-        return new
-    return without
 
 
 def dropped_note(dropped: Sequence[int], whose: str = "") -> str:

@@ -9,7 +9,8 @@ simulated torque linearised in every parameter, Newey–West long-run scores),
 Under c = 0, W is χ²_k in the limit of a short lag window. The long windows these residuals
 need leave few effective blocks, which the fixed-b critical value of the intervals accounts
 for in one dimension (:func:`~sparsefric.hac.critical_value`); here the χ²_k quantile is scaled
-by the same ratio squared, (c(b)/c(0))², which is exact for k = 1 and an approximation above.
+by the same ratio squared, (c(b)/c(0))² (:func:`~sparsefric.hac.fixed_b_ratio`), which is exact
+for k = 1 and an approximation above.
 
 A test of the group as a whole sees what a test per coefficient cannot: on data/example the
 coefficients of q̇³ and q̇⁵ each have an interval that holds 0 (over one speed range the two
@@ -24,9 +25,9 @@ from collections.abc import Sequence
 import numpy as np
 
 # scipy.special, not scipy.stats: the χ² quantile alone, without ~0.3 s of start-up per command
-from scipy.special import chdtri, ndtri
+from scipy.special import chdtri
 
-from sparsefric.hac import critical_value, sandwich
+from sparsefric.hac import fixed_b_ratio, sandwich
 from sparsefric.model import JointModel
 from sparsefric.preprocessing import Prepared
 from sparsefric.uncertainty.jacobian import Records, torque_jacobian
@@ -73,7 +74,7 @@ def wald_tests(model: JointModel, data: Sequence[Prepared], groups: Sequence[Seq
         raise ValueError("the Wald tests need prepared records with samples")
     tau_hat, J = torque_jacobian(model, rec, every)
     cov, lags = sandwich(J, rec.tau - tau_hat, rec.bounds)
-    scale = critical_value(level, sum(lags) / len(rec)) / ndtri(0.5 + 0.5 * level)
+    scale = fixed_b_ratio(level, sum(lags) / len(rec))
     out = []
     for group in groups:
         index = [every.index(n) for n in group]
