@@ -22,7 +22,7 @@ from scipy.special import ndtri  # the normal quantile; scipy.stats would add ~0
 from sparsefric.differentiation import spaced_windows
 
 __all__ = ["CORRELATION_WINDOW", "FIXED_B", "LONG_RECORD", "bandwidth", "correlation_time",
-           "critical_value", "hac_covariance", "newey_west", "sandwich"]
+           "critical_value", "hac_covariance", "newey_west", "paired_gain", "sandwich"]
 
 #: Records longer than this [samples] have their correlation time measured on windows
 #: (:func:`bandwidth`), and are re-differentiated on windows by the fast intervals
@@ -88,6 +88,37 @@ def correlation_time(x: np.ndarray, window: float = 5.0) -> np.ndarray | float:
     first = np.where(ok.any(axis=0), ok.argmax(axis=0), n - 2)
     out = np.where(zero, 1.0, np.maximum(tau[first, np.arange(cols.shape[1])], 1.0))
     return float(out[0]) if y.ndim == 1 else out
+
+
+def paired_gain(before: np.ndarray, after: np.ndarray) -> float:
+    r"""How many standard errors the squared residuals ``after`` are below ``before`` on the same
+    samples (the Diebold–Mariano statistic of two predictions with the squared-error loss).
+
+    .. math:: z = \frac{\bar d}{\sqrt{s_d^2\,\tau_d / n}}, \qquad
+              d_t = e_{\text{before},t}^2 - e_{\text{after},t}^2,
+
+    τ_d the :func:`correlation_time` of d: the residuals of one record are not independent
+    samples, and a comparison that counted them as such would call a difference of a few
+    parts in 10⁴ significant.
+
+    Parameters
+    ----------
+    before, after : ndarray, shape (n,)
+        Residuals of the two predictions [N·m] (either sign convention).
+
+    Returns
+    -------
+    float
+        z [standard errors]: positive where ``after`` predicts better, 0 where the two
+        residual series are identical, NaN where either is not finite.
+    """
+    d = np.asarray(before, dtype=float) ** 2 - np.asarray(after, dtype=float) ** 2
+    if not np.all(np.isfinite(d)):
+        return math.nan
+    spread = float(np.var(d)) * float(correlation_time(d)) / max(len(d), 1)
+    if not spread > 0:
+        return 0.0 if not np.any(d) else math.copysign(math.inf, float(np.mean(d)))
+    return float(np.mean(d)) / math.sqrt(spread)
 
 
 def bandwidth(residual: np.ndarray, scores: np.ndarray, bounds: Sequence[tuple[int, int]],
