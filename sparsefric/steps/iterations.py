@@ -232,6 +232,9 @@ class IterationResult:
         :attr:`FrictionData.rigid`); None where the data have none.
     violations : tuple of str
         Why the model is physically inadmissible or implausible (:func:`violations`).
+    fitted_on : str
+        The records the coefficients were last fitted on where they are more than the training
+        records (e.g. ``"the training and validation records"``); empty otherwise.
     """
 
     params: FrictionParams
@@ -242,6 +245,7 @@ class IterationResult:
     sigma0_init: float = 0.0
     rigid: np.ndarray | None = None
     violations: tuple[str, ...] = ()
+    fitted_on: str = ""
 
     @property
     def admissible(self) -> bool:
@@ -513,9 +517,10 @@ def polish_sigma0(params: FrictionParams, data: FrictionData, span: float = 3.0,
     (``DESIGN.md`` §14).
     """
     g = stribeck_g(data.x.qd, params)  # σ0 alone changes
+    refit = LinearRefit(tuple(int(p) for p in params.powers), data, refit_rigid)
 
     def fit(log_sigma0: float) -> tuple[FrictionParams, float, np.ndarray | None]:
-        return refit_at_sigma0(params, float(np.exp(log_sigma0)), data, refit_rigid, g)
+        return refit(replace(params, sigma0=float(np.exp(log_sigma0))), g)[:3]
 
     centre, width = np.log(params.sigma0), np.log(span)
     for _ in range(max_moves):
@@ -536,18 +541,38 @@ def refit_at_sigma0(params: FrictionParams, sigma0: float, data: FrictionData,
     the viscous coefficients (and, with ``refit_rigid``, the rigid body) refitted by least
     squares of τ − σ0 z on [ż, viscous columns (, rigid columns)] under the constraints of
     :func:`inner_loop`; g(q̇) kept (``g``: its values [N·m] if already computed). Returns the
-    parameters, their error ‖τ_c − τ̂_f‖ [N·m] and the rigid-body coefficients."""
-    powers = tuple(int(p) for p in params.powers)
-    fixed = data.regression(powers, refit_rigid)
-    trial = replace(params, sigma0=float(sigma0))
-    z, zd = integrate_all(data.x.qd, data.bounds, data.dt, trial, g)
-    A = fixed.design(1)  # [ż, viscous (, rigid)]
-    A[:, 0] = data.average(zd)
-    coef, err = fixed.solve(A, 1, _shape(data, 1, A.shape[1], powers, (0,)),
-                            fixed.y - trial.sigma0 * data.average(z))
-    trial = replace(trial, sigma1=float(coef[0]), coefficients=coef[1:1 + len(powers)].copy())
-    rigid = coef[1 + len(powers):].copy() if len(coef) > 1 + len(powers) else data.rigid
-    return trial, err, rigid
+    parameters, the norm [N·m] of that least squares' residual (‖τ_c − τ̂_f‖ where the data
+    are not averaged) and the rigid-body coefficients."""
+    refit = LinearRefit(tuple(int(p) for p in params.powers), data, refit_rigid)
+    return refit(replace(params, sigma0=float(sigma0)), g)[:3]
+
+
+class LinearRefit:
+    """The linear parameters of a LuGre model (σ1, the viscous coefficients ``powers`` and,
+    with ``refit_rigid``, the rigid body) by the constrained least squares of
+    :func:`refit_at_sigma0`, for any σ0 and g(q̇): the design matrix and the constraints are
+    built once, for the many models a search evaluates."""
+
+    def __init__(self, powers: tuple[int, ...], data: FrictionData, refit_rigid: bool = True):
+        self.data, self.powers = data, powers
+        self.fixed = data.regression(powers, refit_rigid)
+        self.A = self.fixed.design(1)  # [ż, viscous (, rigid)]
+        self.C = _shape(data, 1, self.A.shape[1], powers, (0,))
+
+    def __call__(self, trial: FrictionParams, g: np.ndarray | None = None
+                 ) -> tuple[FrictionParams, float, np.ndarray | None, np.ndarray]:
+        """``trial`` (its σ0 and g(q̇); ``g``: the latter's values [N·m] if already computed)
+        with its linear parameters refitted: the parameters, the residual norm [N·m], the
+        rigid-body coefficients and the residual τ̂ − τ [N·m] itself, per sample."""
+        data, A = self.data, self.A
+        z, zd = integrate_all(data.x.qd, data.bounds, data.dt, trial, g)
+        A[:, 0] = data.average(zd)
+        y = self.fixed.y - trial.sigma0 * data.average(z)
+        coef, err = self.fixed.solve(A, 1, self.C, y)
+        n = len(self.powers)
+        trial = replace(trial, sigma1=float(coef[0]), coefficients=coef[1:1 + n].copy())
+        rigid = coef[1 + n:].copy() if len(coef) > 1 + n else data.rigid
+        return trial, err, rigid, A @ coef - y
 
 
 def outer_library(structure: Structure) -> FeatureLibrary:
@@ -685,6 +710,13 @@ def _polish(best: tuple, data: FrictionData, s: IterationSettings, reason: str,
 def run_error(run: IterationResult, data: FrictionData) -> float:
     """‖τ_c − τ̂_f‖ [N·m] of ``run``'s model, with its own rigid body, on ``data``."""
     return prediction_error(run.params, data.with_rigid(run.rigid))
+
+
+def run_residual(run: IterationResult, data: FrictionData) -> np.ndarray:
+    """τ_c − τ̂_f [N·m] of ``run``'s model, with its own rigid body, on every sample of
+    ``data``."""
+    data = data.with_rigid(run.rigid)
+    return data.tau_c - predicted_friction(run.params, data)
 
 
 def select_run(runs: Sequence[IterationResult],
