@@ -178,7 +178,9 @@ def headline_lines(summary: Mapping[str, Any]) -> list[str]:
     others = h.get("others", {})
     order = [*KNOWN, *(r for r in others if r not in (*KNOWN, "static", "dynamic")),
              "static", "dynamic"]
-    note = "" if h["dataset"] != "train" else " — no validation or test data: the training fit"
+    note = " — no validation or test data: the training fit" if h["dataset"] == "train" else \
+        " — fitted on these records too, once they had chosen the terms: judge the model on " \
+        "test data" if h.get("fitted") else ""
     lines = [f"{h['dataset']} torque error ‖τ − τ̂‖/‖τ‖ = {100 * h['torque_error']:.2f} %"
              + _others_text(others, order) + note]
     if h.get("free_run"):
@@ -332,7 +334,8 @@ def summary_dict(result: IdentificationResult, train: Sequence[Trajectory] | Non
     dict
         format, converged, convergence_reason, sigma0_init, model, static_model, selection,
         refined, warnings, headline (dataset, torque_error [-] of the identified model,
-        others [-] by model, free_run: velocity_error [-], rms_q [rad or m]), terms (the
+        others [-] by model, free_run: velocity_error [-], rms_q [rad or m], and fitted: True
+        where the final coefficients were fitted on the headline's validation records), terms (the
         final model's coefficients beside step 1's), history (winning σ0 start),
         preprocessing, data (per record: name, samples, dt [s], max_abs_qd [rad/s or m/s]),
         metrics, cve [, truth, reference] [, cve_file: source, model (the scored role), n,
@@ -346,8 +349,11 @@ def summary_dict(result: IdentificationResult, train: Sequence[Trajectory] | Non
         runs = _free_runs(result.model, held, restart_s)
         known_runs = {role: _free_runs(m, held, restart_s) for role, m in known.items()}
         cve = cve if cve is not None else pd.DataFrame()
-        out = _summary(result, datasets, _metrics(datasets), cve, known,
-                       _headline(held, runs, known_runs, restart_s))
+        headline = _headline(held, runs, known_runs, restart_s)
+        if headline.get("dataset") == "validate" and "validation" in \
+                result.model.extra.get("fit", {}).get("fitted_on", ""):
+            headline["fitted"] = True  # the final coefficients were fitted on these records
+        out = _summary(result, datasets, _metrics(datasets), cve, known, headline)
     return _with_cve_file(out, result, known, cve_file)
 
 

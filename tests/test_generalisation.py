@@ -367,12 +367,13 @@ def test_a_pair_of_rises_the_sweep_prefers_is_merged_into_the_one_that_predicts_
     rise δ 2.72, Ω_s 0.32 rad/s): the refinement's sweeps chose the rises δ = (0.5, 4), and
     the break-away came out +8.6 % with no word (its interval held the truth). Re-iterated
     with one rise, δ = 2.75 predicts the validation records 8 % better than the pair and is
-    kept (``DESIGN.md`` §93)."""
+    kept (``DESIGN.md`` §93); the prediction-error fit (§101) then moves δ within a step of
+    the exponents' grid."""
     spec, est = _zoo_fit(2002588774, 6)
     truth, model = spec.truth, est.model_
     (rise,) = model.stribeck
     assert 2.25 <= rise[0] <= 3.25
-    assert est.result_.lugre.refinement.merged == rise[0]
+    assert rise[0] == pytest.approx(est.result_.lugre.refinement.merged, abs=0.25)
     assert model.breakaway_torque() == pytest.approx(truth.breakaway_torque(), rel=0.03)
     v = np.geomspace(0.03, 2.13, 50)  # the zoo's criterion: 3 % RMS over the recorded speeds
     assert np.sqrt(np.mean((model.static_friction(v) / truth.static_friction(v) - 1) ** 2)) < 0.03
@@ -432,3 +433,48 @@ def test_a_viscous_rise_the_slow_records_leave_open_is_not_extrapolated():
     spec, est = _zoo_fit(866655341, 2)
     assert max(p for p, _ in est.model_.viscous) == 1
     assert _test_error_ratio(spec, est) < 1.1
+
+
+def _static_error(spec, est) -> float:
+    """RMS % of the static curve's error over the recorded steady speeds (the zoo's score)."""
+    from .conftest import zoo as load_zoo
+
+    return load_zoo().static_rms(est.model_, spec.truth, load_zoo().steady_speeds(spec))
+
+
+@pytest.mark.slow
+def test_a_stribeck_rise_the_transients_show_comes_from_the_prediction_error():
+    """Zoo joint 9 of seed 2024: a file with jumps at 0.15–0.79 rad/s, validated at 0.079
+    (truth δ 1.61, Ω_s 0.020): the rise is seen only in the ramps. The iterations ended at
+    δ 3.25 with the break-away −13 %; at the minimum of the prediction error, fitted on the
+    validation record too, it is within 3 % (``DESIGN.md`` §101)."""
+    from .conftest import zoo as load_zoo
+
+    spec, est = _zoo_fit(2024, 9)
+    v_max = 1.2 * max(load_zoo().steady_speeds(spec))
+    truth = spec.truth.breakaway_torque(v_max=v_max)
+    assert est.model_.breakaway_torque(v_max=v_max) == pytest.approx(truth, rel=0.03)
+    assert "minimum of the prediction error" in est.convergence_reason_
+
+
+@pytest.mark.slow
+def test_a_prediction_error_fit_that_predicts_better_by_a_hair_is_not_taken():
+    """Zoo joint 8 of seed 1579784190: one file at 0.023, 0.06 and 2.1 rad/s, truth two rises
+    (δ 0.87, 2.26; Ω_s 0.2). Between 0.06 and 2.1 rad/s only the ramps speak: the fit turned
+    the rise into a knee at δ 4, predicting the held-out blocks 0.1 % better (0.17 standard
+    errors), and the static curve went 0.85 → 6.8 % off. Within a standard error the
+    iterations' model stays."""
+    spec, est = _zoo_fit(1579784190, 8)
+    assert "minimum of the prediction error" not in est.convergence_reason_
+    assert _static_error(spec, est) < 2.0
+
+
+@pytest.mark.slow
+def test_a_stribeck_shape_off_the_prediction_error_optimum_is_moved_there():
+    """Zoo joint 31 of seed 1579784190 (random speed set): the iterations' model met the steady
+    levels with a static curve 2.1 % off and a test error 1.51 × the truth's; at the minimum
+    of the prediction error it is 0.4 % and 1.01 × (``DESIGN.md`` §101)."""
+    spec, est = _zoo_fit(1579784190, 31)
+    assert _static_error(spec, est) < 1.0
+    assert _test_error_ratio(spec, est) < 1.1
+

@@ -77,8 +77,10 @@ def test_a_torque_logged_early_is_aligned_by_torque_delay(fitted, example):
     command: σ1 reads the lead as bristle damping, L σ0 ≈ 45 N·m·s/rad on the 66.5 of the
     records as they are (114.7 measured, +73 %), and the fit warns with the delay to rerun
     with (−0.0028 s). With torque_delay=-0.003 every record is aligned, training, validation
-    and test: no warning, σ1 65.5 (−1.5 %), the test error that of the records as they are
-    (3.35 against 3.36 %), and model.json records the delay."""
+    and test: no warning, σ1 71.1 (+7 %: at the minimum of the prediction error, which
+    predicts the aligned records' validation torque 0.4 % better, ``DESIGN.md`` §101, and the
+    records' as they are not), the test error that of the records as they are (3.31 against
+    3.34 %), and model.json records the delay."""
     early = {role: [tr.with_(tau=np.roll(tr.tau, -3)) for tr in trajs]  # 3 samples early
              for role, trajs in example.items()}
     plain = fitted.model_.sigma1
@@ -96,7 +98,7 @@ def test_a_torque_logged_early_is_aligned_by_torque_delay(fitted, example):
     aligned = SparseFric(uncertainty="none", torque_delay=-3e-3)
     aligned.fit(early["train"], validate=early["validate"])
     assert not any(f.code == "torque_delay" for f in aligned.result_.findings)
-    assert aligned.model_.sigma1 == pytest.approx(plain, rel=0.05)
+    assert aligned.model_.sigma1 == pytest.approx(plain, rel=0.1)
     assert aligned.relative_error(early["test"]) == pytest.approx(
         fitted.relative_error(example["test"]), rel=0.03)
     assert aligned.model_.extra["fit"]["torque_delay"] == -3e-3

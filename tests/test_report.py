@@ -205,6 +205,23 @@ def test_headline_of_a_summary_without_free_run_errors_says_why():
                         "its errors are not finite numbers")
 
 
+def test_a_headline_on_validation_records_the_model_was_fitted_on_says_so(light_fit):
+    """Without test records the headline quotes the validation records; where the final
+    coefficients were fitted on them too (the prediction-error refit, ``DESIGN.md`` §101),
+    their error is no held-out figure, and the headline says to judge the model on test
+    data."""
+    est, train, test = light_fit
+    result = replace(est.result_, model=est.model_.with_(extra={
+        "fit": {"fitted_on": "the training and validation records"}}))
+    summary = summary_dict(result, train, validate=test, restart_s=None)
+    assert summary["headline"]["dataset"] == "validate" and summary["headline"]["fitted"]
+    assert headline_lines(summary)[0].endswith(
+        " — fitted on these records too, once they had chosen the terms: judge the model on "
+        "test data")
+    plain = summary_dict(est.result_, train, validate=test, restart_s=None)
+    assert "fitted" not in plain["headline"] and "judge" not in headline_lines(plain)[0]
+
+
 def test_one_final_model_in_chart_tables_and_summary(rendered, light_fit):
     out, summary = rendered
     terms = light_fit[0].result_.final_terms
