@@ -27,28 +27,42 @@ if TYPE_CHECKING:
 
 
 # ---------------------------------------------------------------------------- fitted model
-def check_inertia(model: JointModel, speed: float) -> list[Finding]:
+def check_inertia(model: JointModel, speed: float, power: float = math.nan) -> list[Finding]:
     """A static model whose inertia came out negative [kg·m² or kg].
 
     With no friction opposing the motion at the joint's typical sliding ``speed`` [rad/s |
-    m/s] either (the sign constraints zeroed f_c + ΣA and no viscous term makes up for it),
-    the torque was logged with the opposite sign of the position: an error that says so
-    (before, g(q̇) = 0 ended in a division by zero deep in the LuGre integration). With
-    friction, the moves did not excite the inertia: a warning. Slow moves of a heavy joint
-    can leave f_c to a steep viscous polynomial with the torque the right way round (a zoo
-    joint at 0.017 and 0.051 rad/s: c₁ = 870, c₃ = −5e5, c₅ = 1.3e8, ``DESIGN.md`` §74).
+    m/s] either (the sign constraints zeroed f_c + ΣA and no viscous term makes up for it), the
+    mean ``power`` of the torque on the motion, mean(τ q̇) [W] over the fitted samples, tells
+    why. Friction dissipates, and the inertia's and gravity's shares average out over moves
+    that return, so a torque logged with the opposite sign of the position has a negative
+    power: an error that says so (before, g(q̇) = 0 ended in a division by zero deep in the
+    LuGre integration). A positive power means the torque is the right way round and the
+    records barely slide: over moves shorter than the bristles' deflection f_c/σ0 the torque
+    follows the position like a spring, which a static model fits as a negative inertia (a zoo
+    joint with σ0 = 463 N·m/rad and f_c = 8.4 N·m, z_ss = 0.018 rad, trained on moves of
+    0.008–0.034 rad: inertia −6.5 kg·m², ``DESIGN.md`` §102): an error that says that. With
+    friction, the moves did not excite the inertia: a warning. Slow moves of a heavy joint can
+    leave f_c to a steep viscous polynomial with the torque the right way round (a zoo joint at
+    0.017 and 0.051 rad/s: c₁ = 870, c₃ = −5e5, c₅ = 1.3e8, ``DESIGN.md`` §74).
     """
     if model.inertia >= 0:
         return []
     text = (f"the identified inertia is negative ({model.inertia:.4g} "
             f"{units(model.axis)['inertia']})")
-    if not float(model.static_friction(np.array([abs(speed)]))[0]) > 0:
-        return [Finding("error", "opposite_torque_sign",
-                        f"{text} and no friction opposes the motion: the torque seems to have "
-                        "the opposite sign of the position (negate the torque column)")]
-    return [Finding("warning", "negative_inertia",
-                    f"{text}: the moves barely accelerate the joint, so the inertia is not "
-                    "identifiable from these data")]
+    if float(model.static_friction(np.array([abs(speed)]))[0]) > 0:
+        return [Finding("warning", "negative_inertia",
+                        f"{text}: the moves barely accelerate the joint, so the inertia is not "
+                        "identifiable from these data")]
+    if power > 0:
+        return [Finding("error", "no_sliding",
+                        f"{text} and no friction opposes the motion, though the torque does "
+                        f"work on it ({power:.3g} W on average): the records barely slide, and "
+                        "the torque follows the position like a spring (the bristles' "
+                        "pre-sliding deflection); record moves that travel farther at a steady "
+                        "speed")]
+    return [Finding("error", "opposite_torque_sign",
+                    f"{text} and no friction opposes the motion: the torque seems to have "
+                    "the opposite sign of the position (negate the torque column)")]
 
 
 #: Offset, as a share of the torque RMS, that :func:`check_offset` reports.

@@ -568,7 +568,8 @@ def _fit_findings(result: IdentificationResult, static: StaticFit, prep: Prepare
     x_fit, tau_fit = prep.subset(static.sliding)
     collinear, result.collinear = check_collinearity(static.library, static.sweep.best, x_fit,
                                                      tau_fit)
-    inertia = check_inertia(result.static_model, float(np.median(np.abs(x_fit.qd))))
+    power = float(np.mean(tau_fit * x_fit.qd))  # [W]: friction's is positive, see check_inertia
+    inertia = check_inertia(result.static_model, float(np.median(np.abs(x_fit.qd))), power)
     if bad := errors(inertia):
         raise SparsefricError(bad[0].message)
     out = collinear + inertia

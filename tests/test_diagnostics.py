@@ -430,3 +430,21 @@ def _rerun_delay(message: str) -> float:
     """The ``torque_delay`` [s] a ``torque_delay`` warning says to rerun with."""
     (value,) = re.findall(r"rerun with `torque_delay=([^`]+)`$", message)
     return float(value)
+
+
+def test_a_negative_inertia_without_friction_on_records_that_barely_slide_is_no_reversed_torque():
+    """Zoo joint 4 of seed 1869181815 (σ0 = 463 N·m/rad, f_c = 8.4 N·m: the bristles deflect
+    0.018 rad before they slide; trained on moves of 0.008–0.034 rad): step 1 fitted the
+    spring-like pre-sliding torque as an inertia of −6.5 kg·m² with no friction, and the error
+    said to negate the torque column. The torque did positive work on the motion, which a
+    reversed one cannot: the error now says the records barely slide. A negative power keeps
+    the reversed-sign error, and an unknown one (NaN) too."""
+    from sparsefric.diagnostics import check_inertia
+    from sparsefric.model import JointModel
+
+    spring = JointModel(inertia=-6.5, coulomb=0.0)
+    (f,) = check_inertia(spring, 0.02, power=0.03)
+    assert f.level == "error" and f.code == "no_sliding" and "barely slide" in f.message
+    assert "negate" not in f.message
+    assert check_inertia(spring, 0.02, power=-0.03)[0].code == "opposite_torque_sign"
+    assert check_inertia(spring, 0.02)[0].code == "opposite_torque_sign"

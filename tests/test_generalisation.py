@@ -478,3 +478,15 @@ def test_a_stribeck_shape_off_the_prediction_error_optimum_is_moved_there():
     assert _static_error(spec, est) < 1.0
     assert _test_error_ratio(spec, est) < 1.1
 
+
+@pytest.mark.slow
+def test_records_that_barely_slide_are_named_not_called_reversed():
+    """Zoo joint 4 of seed 1869181815: bristles that deflect 0.018 rad before they slide
+    (σ0 = 463 N·m/rad, f_c = 8.4 N·m), trained on moves of 0.008–0.034 rad. Step 1 reads the
+    spring-like torque as an inertia of −6.5 kg·m² with no friction; the error said to negate
+    the torque column, which would make it wrong. It names the records instead."""
+    from sparsefric.errors import SparsefricError
+
+    with pytest.raises(SparsefricError, match="barely slide") as info:
+        _zoo_fit(1869181815, 4)
+    assert "negate" not in str(info.value)
