@@ -668,7 +668,11 @@ def _fit_prediction(best: IterationResult, prep: Prepared, val: Prepared | None,
     chosen; and once more with its exponents held at the library's nearest
     (:func:`~sparsefric.steps.prediction.on_grid`). None where it does not predict better, is
     inadmissible or puts the inertia at or below zero (the fit on every record too), or where
-    there are no validation data (``DESIGN.md`` §101)."""
+    there are no validation data (``DESIGN.md`` §101).
+
+    The gate judges the training fit with δ free; the model returned, fitted on every record
+    with δ on the grid, is judged only for admissibility: the validation records are in its
+    fit, and no records are left to judge it on but the test's."""
     if val is None:
         return None
     train = frame.data(prep.measured(), theta_bounds, averaged=True)
@@ -694,8 +698,9 @@ def _fit_prediction(best: IterationResult, prep: Prepared, val: Prepared | None,
     gain = 1.0 - float(np.linalg.norm(after) / np.linalg.norm(before))
     run.fitted_on = records
     run.reason += (f"; refitted on the measured torque of {records} with its nonlinear "
-                   "parameters at the minimum of the prediction error, which predicts the "
-                   f"validation torque {100 * gain:.2g} % better ({z:.1f} standard errors)")
+                   "parameters at the minimum of the prediction error (fitted on the training "
+                   f"records alone, that minimum predicts the validation torque {100 * gain:.2g} "
+                   f"% better, {z:.1f} standard errors) and its exponents on the library's grid")
     return run, data.with_rigid(run.rigid)
 
 
@@ -717,8 +722,10 @@ def _refit(best: IterationResult, data: FrictionData, frame: RigidFrame, s: Sett
     data = data.with_rigid(best.rigid)
     if run is None:
         return best, data
-    run.reason += ("; refitted on the measured torque"
-                   + (" of the whole records (held-out blocks included)" if whole else ""))
+    run.reason += "; refitted on the measured torque"
+    if whole:
+        run.fitted_on = "the whole records (held-out blocks included)"
+        run.reason += f" of {run.fitted_on}"
     return run, data
 
 

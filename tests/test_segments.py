@@ -88,6 +88,7 @@ def test_identification_of_a_joined_file_gets_the_inertia(joined):
     # no validation file: blocks of the pieces chose the model, which was refitted on them all
     assert len(est.result_.held_out) >= 6 and "held-out" in est.result_.sweep.validation_source
     assert "refitted on the measured torque of the whole records" in est.convergence_reason_
+    assert "held-out blocks" in est.model_.extra["fit"]["fitted_on"]  # model.json says so too
     assert sum("position jumps" in w for w in est.warnings_) == 1  # the cut, said once
 
 

@@ -25,10 +25,13 @@ keeps a parameter the data leave free (a rise below the slowest steady speed, a 
 the transients resolve) near where the iterations put it. The solver is
 ``scipy.optimize.least_squares`` (trust-region reflective, finite-difference Jacobian) within
 bounds: Ω_s within what the sliding samples resolve, δ within the library's exponents, f_c and
-A_i below the data's plausible g(0). The identification takes the result only where it
-predicts the validation data better than the iterations' model (``identify._fit_prediction``),
-and then holds δ at the library's exponent nearest to it (:func:`on_grid`): the intervals, the
-bootstrap's resamples and the inclusion frequencies name a Stribeck term by its exponent.
+each A_i below the data's plausible g(0) (their sum is not bounded: a result above it is
+inadmissible, :func:`~sparsefric.steps.iterations.violations`, and the identification refuses
+it rather than return a model pressed against the bound). The identification takes the result
+only where it predicts the validation data better than the iterations' model
+(``identify._fit_prediction``), and then holds δ at the library's exponent nearest to it
+(:func:`on_grid`): the intervals, the bootstrap's resamples and the inclusion frequencies name a
+Stribeck term by its exponent.
 """
 
 from __future__ import annotations
@@ -107,10 +110,10 @@ class Layout:
 
     def bounds(self, params: FrictionParams, data: FrictionData,
                deltas: Sequence[float] | None) -> tuple[np.ndarray, np.ndarray]:
-        """Bounds on φ: f_c and A_i between 10⁻⁶ of g(0) and the data's plausible g(0)
-        (:attr:`FrictionData.g0_limit`), Ω_s within :attr:`FrictionData.theta_bounds` (kept
-        :data:`OMEGA_MARGIN` above the lower one), δ within the library's exponents
-        ``deltas``, σ0 within a factor :data:`SIGMA0_REACH`."""
+        """Bounds on φ: f_c and each A_i between 10⁻⁶ of g(0) and the data's plausible g(0)
+        (:attr:`FrictionData.g0_limit`; not their sum, see the module doc), Ω_s within
+        :attr:`FrictionData.theta_bounds` (kept :data:`OMEGA_MARGIN` above the lower one), δ
+        within the library's exponents ``deltas``, σ0 within a factor :data:`SIGMA0_REACH`."""
         k = self.k
         g0 = float(params.coulomb + params.amplitudes.sum())
         top = math.log(data.g0_limit) if math.isfinite(data.g0_limit) else math.inf
@@ -176,7 +179,8 @@ def prediction_fit(run: IterationResult, data: FrictionData,  # noqa: PLR0913
     tau_norm : float
         [N·m] by which the error of the result is scaled (‖τ‖ of ``data``).
     max_steps : int
-        Largest number of residual evaluations the solver makes (:data:`MAX_STEPS`).
+        Largest number of residual evaluations the solver makes, finite-difference Jacobians
+        aside (:data:`MAX_STEPS`).
 
     Returns
     -------
@@ -184,11 +188,12 @@ def prediction_fit(run: IterationResult, data: FrictionData,  # noqa: PLR0913
         The model, its prediction error ‖τ_c − τ̂_f‖ / ``tau_norm`` on ``data``, its rigid
         body and its violations (checked as the iterations' are); ``converged``, ``reason``
         and ``sigma0_init`` those of ``run``. ``run`` itself where the start has no Coulomb
-        level or a residual that is not finite or is zero.
+        level or no σ0, ``data`` no plausible g(0) or no torque, or the start's residual is
+        not finite or is zero.
     """
     data = data.with_rigid(run.rigid)
     start = run.params
-    if not (start.coulomb > 0 and start.sigma0 > 0):
+    if not (start.coulomb > 0 and start.sigma0 > 0 and data.g0_limit > 0 and tau_norm > 0):
         return run
     layout = Layout.of(start, deltas)
     refit = LinearRefit(tuple(int(p) for p in start.powers), data, refit_rigid)
@@ -215,8 +220,8 @@ def prediction_fit(run: IterationResult, data: FrictionData,  # noqa: PLR0913
 
 def on_grid(params: FrictionParams, deltas: Sequence[float]) -> FrictionParams:
     """``params`` with each Stribeck exponent at the nearest of the library's ``deltas``, and
-    the terms that land on one exponent merged into one (their amplitudes summed, in the order
-    of the library)."""
+    the terms that land on one exponent merged into one (their amplitudes summed), in
+    ascending order of exponent."""
     grid = np.asarray(sorted(set(float(d) for d in deltas)))
     if not len(params.deltas) or not grid.size:
         return params
