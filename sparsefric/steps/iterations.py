@@ -517,7 +517,7 @@ def polish_sigma0(params: FrictionParams, data: FrictionData, span: float = 3.0,
     (``DESIGN.md`` §14).
     """
     g = stribeck_g(data.x.qd, params)  # σ0 alone changes
-    refit = LinearRefit(tuple(int(p) for p in params.powers), data, refit_rigid)
+    refit = LinearRefit(params.powers, data, refit_rigid)
 
     def fit(log_sigma0: float) -> tuple[FrictionParams, float, np.ndarray | None]:
         return refit(replace(params, sigma0=float(np.exp(log_sigma0))), g)[:3]
@@ -543,7 +543,7 @@ def refit_at_sigma0(params: FrictionParams, sigma0: float, data: FrictionData,
     :func:`inner_loop`; g(q̇) kept (``g``: its values [N·m] if already computed). Returns the
     parameters, the norm [N·m] of that least squares' residual (‖τ_c − τ̂_f‖ where the data
     are not averaged) and the rigid-body coefficients."""
-    refit = LinearRefit(tuple(int(p) for p in params.powers), data, refit_rigid)
+    refit = LinearRefit(params.powers, data, refit_rigid)
     return refit(replace(params, sigma0=float(sigma0)), g)[:3]
 
 
@@ -553,11 +553,11 @@ class LinearRefit:
     :func:`refit_at_sigma0`, for any σ0 and g(q̇): the design matrix and the constraints are
     built once, for the many models a search evaluates."""
 
-    def __init__(self, powers: tuple[int, ...], data: FrictionData, refit_rigid: bool = True):
-        self.data, self.powers = data, powers
-        self.fixed = data.regression(powers, refit_rigid)
+    def __init__(self, powers: Sequence[int], data: FrictionData, refit_rigid: bool = True):
+        self.data, self.powers = data, tuple(int(p) for p in powers)
+        self.fixed = data.regression(self.powers, refit_rigid)
         self.A = self.fixed.design(1)  # [ż, viscous (, rigid)]
-        self.C = _shape(data, 1, self.A.shape[1], powers, (0,))
+        self.C = _shape(data, 1, self.A.shape[1], self.powers, (0,))
 
     def __call__(self, trial: FrictionParams, g: np.ndarray | None = None
                  ) -> tuple[FrictionParams, float, np.ndarray | None, np.ndarray]:

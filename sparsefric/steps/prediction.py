@@ -143,6 +143,16 @@ def _evaluate(phi: np.ndarray, layout: Layout, start: FrictionParams, refit: Lin
     return r, fitted, rigid
 
 
+def _scored(run: IterationResult, params: FrictionParams, rigid: np.ndarray | None,
+            data: FrictionData, tau_norm: float) -> IterationResult:
+    """``run`` with the model ``params`` and rigid body ``rigid``: its prediction error on
+    ``data`` (scaled by ``tau_norm`` [N·m]) and its violations, checked as the iterations'
+    are."""
+    error = prediction_error(params, data.with_rigid(rigid))
+    return replace(run, params=params, error=error / tau_norm, rigid=rigid,
+                   violations=violations(params, data, error))
+
+
 def start_refit(run: IterationResult, data: FrictionData, refit_rigid: bool = True,
                 tau_norm: float = 1.0) -> IterationResult:
     """``run``'s model with its linear parameters (σ1, viscous, rigid body) refitted on
@@ -152,11 +162,9 @@ def start_refit(run: IterationResult, data: FrictionData, refit_rigid: bool = Tr
 
     ``tau_norm`` [N·m] scales the error of the result."""
     data = data.with_rigid(run.rigid)
-    refit = LinearRefit(tuple(int(p) for p in run.params.powers), data, refit_rigid)
+    refit = LinearRefit(run.params.powers, data, refit_rigid)
     params, _, rigid, _ = refit(run.params)
-    error = prediction_error(params, data.with_rigid(rigid))
-    return replace(run, params=params, error=error / tau_norm, rigid=rigid,
-                   violations=violations(params, data, error))
+    return _scored(run, params, rigid, data, tau_norm)
 
 
 def prediction_fit(run: IterationResult, data: FrictionData,  # noqa: PLR0913
@@ -196,7 +204,7 @@ def prediction_fit(run: IterationResult, data: FrictionData,  # noqa: PLR0913
     if not (start.coulomb > 0 and start.sigma0 > 0 and data.g0_limit > 0 and tau_norm > 0):
         return run
     layout = Layout.of(start, deltas)
-    refit = LinearRefit(tuple(int(p) for p in start.powers), data, refit_rigid)
+    refit = LinearRefit(start.powers, data, refit_rigid)
     lo, hi = layout.bounds(start, data, deltas)
     phi0 = np.clip(layout.pack(start), lo + 1e-9, hi - 1e-9)
     r0 = _evaluate(phi0, layout, start, refit)[0]
@@ -213,9 +221,7 @@ def prediction_fit(run: IterationResult, data: FrictionData,  # noqa: PLR0913
     sol = least_squares(cost, phi0, bounds=(lo, hi), x_scale="jac", max_nfev=max_steps,
                         method="trf")
     _, params, rigid = _evaluate(sol.x, layout, start, refit)
-    error = prediction_error(params, data.with_rigid(rigid))
-    return replace(run, params=params, error=error / tau_norm, rigid=rigid,
-                   violations=violations(params, data, error))
+    return _scored(run, params, rigid, data, tau_norm)
 
 
 def on_grid(params: FrictionParams, deltas: Sequence[float]) -> FrictionParams:
