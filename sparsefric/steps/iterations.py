@@ -707,16 +707,17 @@ def _polish(best: tuple, data: FrictionData, s: IterationSettings, reason: str,
     return (pred, polished, rigid), reason
 
 
-def run_error(run: IterationResult, data: FrictionData) -> float:
-    """‖τ_c − τ̂_f‖ [N·m] of ``run``'s model, with its own rigid body, on ``data``."""
-    return prediction_error(run.params, data.with_rigid(run.rigid))
-
-
 def run_residual(run: IterationResult, data: FrictionData) -> np.ndarray:
     """τ_c − τ̂_f [N·m] of ``run``'s model, with its own rigid body, on every sample of
     ``data``."""
     data = data.with_rigid(run.rigid)
     return data.tau_c - predicted_friction(run.params, data)
+
+
+def run_error(run: IterationResult, data: FrictionData) -> float:
+    """‖τ_c − τ̂_f‖ [N·m] of ``run``'s model, with its own rigid body, on ``data``
+    (:func:`run_residual`)."""
+    return float(np.linalg.norm(run_residual(run, data)))
 
 
 def select_run(runs: Sequence[IterationResult],
