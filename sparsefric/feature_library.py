@@ -18,6 +18,7 @@ division-free identity of ALGORITHM.md §1).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -258,7 +259,7 @@ class StribeckLibrary(FeatureLibrary):
     def evaluate(self, x: Signals, theta: float, order: int = 0) -> list[np.ndarray]:
         m = self._multiplier(x)
         n, k = len(x), len(self.deltas)
-        out = list(_stribeck(x.log_speed, m, float(theta),
+        out = list(_stribeck(*x.speed_powers(self.deltas), m, float(theta),
                              np.asarray(self.deltas, dtype=np.float64), np.ones(k), False,
                              order))[: order + 1]
         if self.coulomb:
@@ -272,36 +273,43 @@ class StribeckLibrary(FeatureLibrary):
         m = self._multiplier(x)
         first = int(self.coulomb)
         out = [v[:, 0] for v in _stribeck(
-            x.log_speed, m, float(theta), np.asarray(self.deltas, dtype=np.float64),
+            *x.speed_powers(self.deltas), m, float(theta),
+            np.asarray(self.deltas, dtype=np.float64),
             np.ascontiguousarray(coef[first:], dtype=np.float64), True, order)[: order + 1]]
         if self.coulomb:
             out[0] = out[0] + coef[0] * m
         return out
 
 
-@numba.njit(cache=True)
-def _stribeck(log_speed, m, theta, deltas, weights, summed, order):
-    """m·E, ∂θ(m·E), ∂²θ(m·E) with E = exp(−u), u = exp(δ(ln|q̇| − θ)), in one pass.
+#: u = |q̇/Ω_s|^δ beyond which E = e^{−u} is 0 in double precision (u > 745): those entries skip
+#: the exponential (``e**6.62``: the kernel's bound on ln u when it took u = e^{δ(ln|q̇| − θ)}).
+U_ZERO = math.exp(6.62)
 
-    Column j is scaled by ``weights[j]``; with ``summed`` the columns are added into one (n, 1)
-    column (Θξ and its derivatives for Newton, without the n×k matrices).
-    Fused and compiled because the Newton and multi-start loops evaluate these columns thousands
-    of times; numpy would allocate five n×k temporaries per call. E underflows to 0 for u > 745,
-    which at high speed is most of the entries: those skip both exponentials.
+
+@numba.njit(cache=True)
+def _stribeck(powers, columns, m, theta, deltas, weights, summed, order):
+    """m·E, ∂θ(m·E), ∂²θ(m·E) with E = exp(−u), u = |q̇|^δ e^{−δθ}, in one pass.
+
+    ``powers[:, columns[j]]`` holds |q̇|^δ of ``deltas[j]`` per sample (the table of
+    :meth:`Signals.speed_powers <sparsefric.signals.Signals.speed_powers>`). Column j is scaled by
+    ``weights[j]``; with ``summed`` the columns are added into one (n, 1) column (Θξ and its
+    derivatives for Newton, without the n×k matrices). Fused and compiled because the Newton
+    and multi-start loops evaluate these columns thousands of times; numpy would allocate five
+    n×k temporaries per call. E underflows to 0 for u > :data:`U_ZERO`, which at high speed is
+    most of the entries: those skip the exponential.
     """
-    n, k = log_speed.shape[0], deltas.shape[0]
+    n, k = powers.shape[0], deltas.shape[0]
     width = 1 if summed else k
     E0 = np.zeros((n, width))
     E1 = np.zeros((n, width)) if order >= 1 else np.zeros((0, width))
     E2 = np.zeros((n, width)) if order >= 2 else np.zeros((0, width))
+    scale = np.exp(-deltas * theta)
     for i in range(n):
-        lx = log_speed[i] - theta
         for j in range(k):
-            a = lx * deltas[j]
-            if a > 6.62:  # u = e^a > 750: E = 0 in double precision
+            u = powers[i, columns[j]] * scale[j]
+            if u > U_ZERO:
                 continue
             c = 0 if summed else j
-            u = np.exp(a)
             e = np.exp(-u) * m[i] * weights[j]
             E0[i, c] += e
             if order >= 1:

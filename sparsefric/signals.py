@@ -13,6 +13,9 @@ from functools import cached_property
 
 import numpy as np
 
+#: Longest record whose |q̇|^δ table :meth:`Signals.speed_powers` keeps.
+POWER_TABLE_ROWS = 200_000
+
 
 @dataclass(frozen=True)
 class Signals:
@@ -62,8 +65,31 @@ class Signals:
 
     @cached_property
     def log_speed(self) -> np.ndarray:
-        """ln|q̇| (−690 at rest), reused by every evaluation of the Stribeck columns."""
+        """ln|q̇| (−690 at rest)."""
         return np.log(np.maximum(np.abs(self.qd), 1e-300))
+
+    def speed_powers(self, deltas: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """|q̇|^δ = e^{δ ln|q̇|} [(rad/s)^δ] for each δ of ``deltas``: a table (n, m) and the
+        column of each δ in it, shape (len(deltas),).
+
+        The Stribeck columns e^{−|q̇/Ω_s|^δ} are evaluated thousands of times at new Ω_s, and
+        |q̇/Ω_s|^δ = |q̇|^δ · Ω_s^{−δ} then costs one multiplication a sample instead of an
+        exponential. One table of every δ asked for so far is kept (the libraries of a fit are
+        subsets of one grid), on records of at most :data:`POWER_TABLE_ROWS` samples; longer
+        ones get the columns asked for, uncached (a table of 15 exponents of 10⁶ samples
+        would hold 120 MB).
+        """
+        if len(self) > POWER_TABLE_ROWS:
+            return np.exp(np.multiply.outer(self.log_speed, deltas)), np.arange(len(deltas))
+        known, table, columns = self.__dict__.get("_speed_powers",
+                                                  ((), np.zeros((len(self), 0)), {}))
+        if deltas not in columns:
+            if not set(deltas) <= set(known):
+                known = tuple(sorted(set(known) | set(deltas)))
+                table, columns = np.exp(np.multiply.outer(self.log_speed, known)), {}
+                self.__dict__["_speed_powers"] = known, table, columns
+            columns[deltas] = np.array([known.index(d) for d in deltas], dtype=np.int64)
+        return table, columns[deltas]
 
 
 def concat_signals(parts: Sequence[Signals]) -> Signals:

@@ -37,6 +37,31 @@ def test_stribeck_columns_are_sign_times_exponentials():
     np.testing.assert_allclose(cols, expected, rtol=1e-12, atol=1e-300)
 
 
+def test_stribeck_columns_of_any_exponents_share_one_table_of_speed_powers(monkeypatch):
+    """Libraries of other exponents on the same samples get their columns from one table of
+    |q̇|^δ that grows with the exponents asked for; a record longer than the table's limit gets
+    the same columns without a table (``Signals.speed_powers``)."""
+    from sparsefric import signals
+
+    x = Signals(X.q, X.qd, X.qdd)
+    theta = np.log(0.05)
+
+    def expected(deltas):
+        return np.column_stack([np.sign(x.qd) * np.exp(-np.abs(x.qd / 0.05) ** d)
+                                for d in deltas])
+
+    for deltas in [(2.0,), (0.5, 4.0), (4.0, 2.0, 1.25), (2.0,)]:
+        cols = StribeckLibrary(deltas, coulomb=False).evaluate(x, theta)[0]
+        np.testing.assert_allclose(cols, expected(deltas), rtol=1e-11, atol=1e-300)
+    known, table, _ = x.__dict__["_speed_powers"]
+    assert known == (0.5, 1.25, 2.0, 4.0) and table.shape == (len(x), 4)
+    monkeypatch.setattr(signals, "POWER_TABLE_ROWS", len(x) - 1)
+    long = Signals(X.q, X.qd, X.qdd)
+    cols = StribeckLibrary((0.5, 4.0), coulomb=False).evaluate(long, theta)[0]
+    np.testing.assert_allclose(cols, expected((0.5, 4.0)), rtol=1e-11, atol=1e-300)
+    assert "_speed_powers" not in long.__dict__
+
+
 def test_model_b_multiplies_by_tanh():
     cols = StribeckLibrary((1.0,), tanh_k=150.0).evaluate(X, np.log(0.1))[0]
     np.testing.assert_allclose(cols[:, 0], np.tanh(150.0 * X.qd), rtol=1e-14)
