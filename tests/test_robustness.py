@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import pty
+import select
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 
 import pytest
@@ -36,20 +42,46 @@ def test_same_input_gives_byte_identical_model_apart_from_timestamp(tmp_path):
     assert all('"created"' in line for line in differing)
 
 
+def _read_until(fd: int, word: bytes | None, timeout: float) -> bytes:
+    """What the terminal ``fd`` receives until ``word`` appears (None: until it closes) or
+    ``timeout`` [s] passes."""
+    out, end = b"", time.monotonic() + timeout
+    while (word is None or word not in out) and time.monotonic() < end:
+        if select.select([fd], [], [], 0.5)[0]:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # EIO: the child closed its end
+                break
+            if not chunk:
+                break
+            out += chunk
+    return out
+
+
 @pytest.mark.parametrize("sig, status, word", [(signal.SIGINT, 130, "interrupted"),
                                                (signal.SIGTERM, 143, "terminated")])
 def test_a_signal_during_identify_leaves_no_partial_output(tmp_path, sig, status, word):
+    """The signal arrives inside the fit, where its progress bar shows the LuGre iterations:
+    stderr is a terminal, so the bar is drawn (a fixed wait landed before the fit on a slow
+    machine and after it on a fast one)."""
     out = tmp_path / "out"
+    terminal, child_end = pty.openpty()
+    # a terminal of 24 × 120 characters: tqdm draws nothing on one of width 0
+    fcntl.ioctl(child_end, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
     proc = subprocess.Popen(
         [sys.executable, "-m", "sparsefric.cli", "identify",
          *map(str, example_files("train")), "--validate", *map(str, example_files("validate")),
          "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # inside the fit: imports take 1-3 s, the whole run ~11 s on 2 cores (the training records
-    # alone finished in 5.8 s, before a 6 s wait on a fast machine)
-    time.sleep(5.0)
-    proc.send_signal(sig)
-    _, err = proc.communicate(timeout=120)
+        stdout=subprocess.PIPE, stderr=child_end)
+    os.close(child_end)
+    try:
+        seen = _read_until(terminal, b"LuGre", timeout=120)
+        assert b"LuGre" in seen and proc.poll() is None, seen.decode(errors="replace")
+        proc.send_signal(sig)
+        err = (seen + _read_until(terminal, None, timeout=120)).decode(errors="replace")
+        proc.wait(timeout=120)
+    finally:
+        os.close(terminal)
     assert proc.returncode == status, err
     assert word in err and "Traceback" not in err
     assert not (out / "model.json").exists() and not (out / "report.html").exists()
