@@ -279,19 +279,29 @@ def test_a_stribeck_shape_bent_by_viscous_powers_is_cut_to_its_slope():
 @pytest.mark.slow
 def test_a_direction_dependent_viscous_rise_seen_by_a_validation_record_is_fitted():
     """Fixed-seed zoo joint 34: training at 0.067–0.31 rad/s, validation at 0.025 and
-    1.6 rad/s, the truth 2.10 q̇ + 0.175 q̇² + 0.064 q̇³. The training model (linear viscous)
-    misses the 1.6 rad/s level by 7 %; the model fitted with the validation records too was
+    1.6 rad/s, the truth 2.10 q̇ + 0.175 q̇² + 0.064 q̇³. Where the training model (linear
+    viscous) missed the 1.6 rad/s level, the model fitted with the validation records too was
     counted as missing it as well, its q̇² compared with a point in which the two directions
-    cancel it, and rejected (``DESIGN.md`` §87)."""
+    cancel it, and rejected (``DESIGN.md`` §87). The cubic term is 3.8 % of the friction at
+    1.6 rad/s, under the 5 % a miss needs: whether the training model misses that level at all
+    turns on the noise (two of six sensor seeds, and other processors' round-off, fit it with a
+    steeper linear term), so what is asserted holds either way: every steady level fitted, and a
+    pooled model only one that misses none."""
+    from sparsefric.lugre import direction_mean_curve
+    from sparsefric.steps import checks
+
     spec, est = _zoo_fit(2024, 34)
-    truth, model = spec.truth, est.model_
-    assert any(w.startswith("the model fitted on the training records missed") and
-               "it misses 0" in w for w in est.warnings_)
+    truth, model, cve = spec.truth, est.model_, est.result_.cve
+    pooled = [w for w in est.warnings_
+              if w.startswith("the model fitted on the training records missed")]
+    assert all("it misses 0" in w for w in pooled)
     assert not any(w.startswith("the friction curve misses") for w in est.warnings_)
-    v = np.geomspace(0.025, 1.6, 50)
-    v = np.r_[v, -v]
-    err = model.static_friction(v) / truth.static_friction(v) - 1
-    assert np.sqrt(np.mean(err**2)) < 0.01 and np.max(np.abs(err)) < 0.02
+    v = cve.velocity.to_numpy(float)
+    assert np.abs(v).max() == pytest.approx(1.6, rel=0.01)  # the validation level is scored
+    assert not checks.cve_misses(model, cve).any()
+    err = direction_mean_curve(v, model.friction) / direction_mean_curve(v, truth.friction) - 1
+    assert np.max(np.abs(err)) < 0.01  # four sensor seeds: ≤ 0.44 %
+    assert model.breakaway_torque() == pytest.approx(truth.breakaway_torque(), rel=0.04)
 
 
 @pytest.mark.slow
