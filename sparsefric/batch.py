@@ -34,10 +34,8 @@ import contextlib
 import hashlib
 import json
 import math
-import multiprocessing
 import os
 import re
-import signal
 import sys
 import threading
 import time
@@ -89,6 +87,7 @@ from sparsefric.options import (
 )
 from sparsefric.outputs import RESULT_NAMES, write_results
 from sparsefric.result import IdentificationResult
+from sparsefric.workers import process_pool, ready, starting, stop
 
 REQUIRED = ("joint", "train")
 FILE_COLUMNS = ("train", "validate", "test")
@@ -581,49 +580,26 @@ def _single_threaded_blas() -> Iterator[None]:
 
 
 def _worker_start() -> None:
-    """Worker start: Ctrl-C reaches the whole process group, and the parent stops the
-    workers, so a worker ignores it (no traceback of an interrupted worker). Its progress bars
-    take a thread lock: tqdm's default one is a named semaphore, which a terminated worker
-    would leave for the resource tracker to warn about."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """Worker start (:func:`sparsefric.workers.ready`). Its progress bars take a thread lock:
+    tqdm's default one is a named semaphore, which a terminated worker would leave for the
+    resource tracker to warn about."""
+    ready()
     tqdm.set_lock(threading.RLock())
 
 
-@contextlib.contextmanager
-def _sigint_ignored() -> Iterator[None]:
-    """Ignore SIGINT while the worker processes start, so that they inherit it before their
-    first import (the pool's initializer runs only after the imports); main thread only."""
-    try:
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except ValueError:  # not the main thread: the initializer still covers the workers
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def _stop(ex: ProcessPoolExecutor, specs: list[JointSpec], out: str) -> None:
-    """Cancel the joints not started, terminate the workers and remove the staging folders
-    of the joints they were writing (a finished joint was moved into place whole)."""
-    processes = list((getattr(ex, "_processes", None) or {}).values())  # no public API
-    ex.shutdown(wait=False, cancel_futures=True)
-    for proc in processes:
-        proc.terminate()
-    for proc in processes:
-        proc.join(timeout=5.0)
+    """Cancel the joints not started, end the workers and remove the staging folders of the
+    joints they were writing (a finished joint was moved into place whole)."""
+    stop(ex)
     for s in specs:
         remove_stale_stages(Path(out) / s.joint)
 
 
 def _run_local(specs: list[JointSpec], out: str, workers: int,
                report: Callable[[JointResult], None]) -> None:
-    ctx = multiprocessing.get_context("spawn")
-    with _single_threaded_blas(), ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
-                                                      initializer=_worker_start) as ex:
+    with _single_threaded_blas(), process_pool(workers, _worker_start) as ex:
         try:
-            with _sigint_ignored():  # submit starts the workers
+            with starting():  # submit starts the workers
                 futures = {ex.submit(identify_joint, s, out): s for s in specs}
             for fut in as_completed(futures):
                 try:

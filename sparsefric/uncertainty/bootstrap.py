@@ -9,7 +9,6 @@ import math
 import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -33,6 +32,7 @@ from sparsefric.uncertainty.parameters import (
     unit_of,
 )
 from sparsefric.uncertainty.result import ParameterUncertainty
+from sparsefric.workers import process_pool, ready, starting
 
 __all__ = [
     "block_length",
@@ -291,14 +291,20 @@ def _execute(tasks: list, state: dict, workers: int,
             if progress:
                 progress(len(out), len(tasks))
         return out
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
-                             initargs=(state,)) as pool:
-        for r in pool.map(_run_resample, tasks):
+    with process_pool(workers, _start_worker, (state,)) as pool:
+        with starting():  # map submits every task, and submit starts the workers
+            results = pool.map(_run_resample, tasks)
+        for r in results:
             out.append(r)
             if progress:
                 progress(len(out), len(tasks))
     return out
+
+
+def _start_worker(state: dict) -> None:
+    """A worker process's start: :func:`sparsefric.workers.ready`, then the shared state."""
+    ready()
+    _init_worker(state)
 
 
 def warm_settings(settings, model: JointModel, static_model: JointModel,
