@@ -3,6 +3,7 @@
 Run:  python benchmarks/zoo.py                     (seed 2024, 40 joints, sparsefric only:
                                                     ~7.5 min on one core; with oe ~3× that)
       python benchmarks/zoo.py --fresh             (a new seed, printed; rerun it with --seed)
+      python benchmarks/zoo.py --noise-seed 1      (the same joints with other sensor noise)
       python benchmarks/zoo.py --methods sparsefric,oe,idim --joints 3,7 --out benchmarks/out/zoo
       python benchmarks/zoo.py --methods sparsefric,idim --results   (and its section of
                                                     benchmarks/RESULTS.md, per seed kind)
@@ -513,6 +514,17 @@ def _join(parts: list[Trajectory], name: str) -> Trajectory:
                       truth={key: cat([p.truth[key] for p in parts]) for key in parts[0].truth})
 
 
+def with_noise_seed(spec: JointSpec, noise_seed: int) -> JointSpec:
+    """``spec`` with its sensor noise drawn anew: noise seed 0 is the drawn one; any other
+    simulates the same joint, records and sensors with another realisation of the torque and
+    position noise. A fix tuned on one joint should hold on its other realisations; a result
+    that holds on one only turned on the noise."""
+    if noise_seed == 0:
+        return spec
+    rng = np.random.default_rng([spec.sensor_seed, noise_seed])
+    return replace(spec, sensor_seed=int(rng.integers(2**31)))
+
+
 def logged_position(spec: JointSpec, q_true: np.ndarray, seed: int) -> np.ndarray:
     """The logged position [rad or m]: q with Gaussian noise, rounded to the encoder step."""
     noisy = q_true + np.random.default_rng(seed).normal(0.0, spec.position_noise, len(q_true))
@@ -949,7 +961,7 @@ def oracle_summary(rows: Sequence[dict]) -> list[str]:
 
 
 def write_outputs(out: Path, seed: int, specs: list[JointSpec], rows: list[dict],
-                  total_s: float, methods: Sequence[str]) -> str:
+                  total_s: float, methods: Sequence[str], noise_seed: int = 0) -> str:
     """``zoo.csv`` and ``zoo.md`` in ``out``; returns the markdown."""
     flat = [{**r, "catastrophes": ",".join(r.get("catastrophes", [])),
              "silent": ",".join(r["silent"]),
@@ -959,7 +971,8 @@ def write_outputs(out: Path, seed: int, specs: list[JointSpec], rows: list[dict]
     oracle = ["## Against the oracle", "", *against, "", md_table(oracle_table(rows)), ""] \
         if against else []
     text = "\n".join([
-        f"# Joint zoo: seed {seed}, {len(specs)} joints, methods {', '.join(methods)}", "",
+        f"# Joint zoo: seed {seed}{f' (noise seed {noise_seed})' if noise_seed else ''}, "
+        f"{len(specs)} joints, methods {', '.join(methods)}", "",
         f"- machine: {machine()}", f"- total wall time {total_s:.0f} s", "",
         "## Pass rates", "", md_table(pass_rates(rows)), "", *oracle,
         "## Joints", "", md_table(joints_table(specs)), "",
@@ -1000,6 +1013,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--methods", default="sparsefric",
                     help=f"comma-separated subset of {','.join(METHODS)}")
     ap.add_argument("--joints", default="", help="comma-separated joint indices (default all)")
+    ap.add_argument("--noise-seed", type=int, default=0,
+                    help="re-simulate the joints with other sensor noise (0: the drawn one)")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--results", action="store_true",
                     help="also write the pass rates and scores into benchmarks/RESULTS.md")
@@ -1009,6 +1024,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         ap.error(f"unknown method(s) {', '.join(bad)}; choose from {', '.join(METHODS)}")
     if args.fresh:
         args.seed = int(np.random.SeedSequence().entropy % 2**31)
+    if args.noise_seed and args.results:
+        ap.error("--results records the joints with their drawn noise: leave out --noise-seed")
     args.joints = ([int(j) for j in args.joints.split(",") if j.strip()] if args.joints
                    else list(range(args.n)))
     return args
@@ -1018,20 +1035,21 @@ def main(argv: list[str] | None = None) -> int:
     """Draw, run and score the zoo; print progress and the tables; write ``--out``."""
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    print(f"seed {args.seed} ({'fresh' if args.fresh else 'fixed'}); joints "
+    noise = f", noise seed {args.noise_seed}" if args.noise_seed else ""
+    print(f"seed {args.seed} ({'fresh' if args.fresh else 'fixed'}{noise}); joints "
           f"{args.joints[0]}…{args.joints[-1]} ({len(args.joints)}); methods "
           f"{', '.join(args.methods)}; numba warm-up {warm_up():.1f} s", flush=True)
     t0 = time.perf_counter()
     specs, rows = [], []
     for i in args.joints:
-        spec = draw_joint(args.seed, i)
+        spec = with_noise_seed(draw_joint(args.seed, i), args.noise_seed)
         joint_rows, record = run_joint(spec, args.methods)
         specs.append(spec)
         rows += joint_rows
         (args.out / f"joint_{i:03d}.json").write_text(json.dumps(_jsonable(record), indent=1))
         print(progress_line(spec, joint_rows, record), flush=True)
     text = write_outputs(args.out, args.seed, specs, rows, time.perf_counter() - t0,
-                         args.methods)
+                         args.methods, args.noise_seed)
     print("\n" + text.split("## Joints")[0].split("## Pass rates")[1].strip())
     print(f"\nseed {args.seed}: total {time.perf_counter() - t0:.0f} s; wrote {args.out}")
     if args.results:

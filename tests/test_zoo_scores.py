@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from .conftest import zoo as load_zoo
@@ -132,3 +134,15 @@ def test_the_oracle_fits_the_sample_averaged_equation(zoo):
                              differentiation="tv", complete_start=False,
                              max_nfev=zoo.ORACLE_MAX_NFEV)
     assert raw.inertia / truth.inertia - 1 > 0.025
+
+
+def test_a_noise_seed_draws_other_sensor_noise_for_the_same_joint(zoo):
+    spec = zoo.draw_joint(2024, 3)
+    assert zoo.with_noise_seed(spec, 0) is spec
+    other = zoo.with_noise_seed(spec, 1)
+    assert other.sensor_seed != spec.sensor_seed
+    assert other == zoo.with_noise_seed(spec, 1)  # reproducible
+    assert zoo.with_noise_seed(spec, 2).sensor_seed not in (spec.sensor_seed, other.sensor_seed)
+    assert replace(other, sensor_seed=spec.sensor_seed) == spec  # nothing else moves
+    with pytest.raises(SystemExit):  # --results keeps the drawn noise
+        zoo.parse_args(["--noise-seed", "1", "--results"])
