@@ -44,13 +44,20 @@ def test_ctrl_c_while_workers_start_is_raised_when_the_start_is_done():
 
 def test_a_signal_another_thread_receives_is_deferred_too():
     """The kernel hands a process's signal to any thread that does not block it: here the
-    thread that sends it, as this one blocks SIGINT while workers start."""
-    finished = []
+    thread that sends it, started before the block (a thread started inside inherits the
+    block), while this one blocks SIGINT."""
+    finished, go = [], threading.Event()
+
+    def send() -> None:
+        go.wait()
+        os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=send)
+    sender.start()
     with pytest.raises(KeyboardInterrupt), starting():
-        sender = threading.Thread(target=os.kill, args=(os.getpid(), signal.SIGINT))
-        sender.start()
+        go.set()
         sender.join()
-        time.sleep(0.05)
+        time.sleep(0.05)  # the main thread runs the handler here
         finished.append("start")
     assert finished == ["start"]
 
