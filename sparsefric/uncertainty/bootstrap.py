@@ -282,22 +282,23 @@ def default_workers() -> int:
 def _execute(tasks: list, state: dict, workers: int,
              progress: Callable[[int, int], None] | None) -> list[Draw | str]:
     """Run :func:`_run_resample` on every task, in order, on ``workers`` processes (1: here)."""
-    out: list[Draw | str] = []
     if workers <= 1:
         _init_worker(state)
-        results: Iterable = map(_run_resample, tasks)
-        for r in results:
-            out.append(r)
-            if progress:
-                progress(len(out), len(tasks))
-        return out
+        return _collected(map(_run_resample, tasks), len(tasks), progress)
     with process_pool(workers, _start_worker, (state,)) as pool:
         with starting():  # map submits every task, and submit starts the workers
             results = pool.map(_run_resample, tasks)
-        for r in results:
-            out.append(r)
-            if progress:
-                progress(len(out), len(tasks))
+        return _collected(results, len(tasks), progress)
+
+
+def _collected(results: Iterable, total: int, progress: Callable[[int, int], None] | None
+               ) -> list[Draw | str]:
+    """The ``total`` results in order, ``progress(done, total)`` after each."""
+    out: list[Draw | str] = []
+    for r in results:
+        out.append(r)
+        if progress:
+            progress(len(out), total)
     return out
 
 
