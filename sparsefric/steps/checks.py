@@ -59,6 +59,12 @@ MIN_DEFLECTION_STEPS = 3.0
 #: A CVE point misses the static curve when it is off by more than this fraction and by more
 #: than three standard errors of its position bins.
 CVE_TOLERANCE = 0.05
+#: … and the consistency warning names a miss beyond this fraction: the truth's static curve is
+#: within it of every point beyond three standard errors of 80 zoo joint realisations (worst
+#: 1.4 %). The refit with the validation records keeps :data:`CVE_TOLERANCE`: triggered here,
+#: it moved the break-away away from the truth on 5 of the 14 fits it changed (``DESIGN.md``
+#: §105).
+CVE_WARN_TOLERANCE = 0.02
 #: The break-away rests on data when the slowest steady speed is at most this multiple of Ω_s…
 STRIBECK_REACH = 2.0
 #: … and at least :data:`SHAPE_LEVELS` distinct steady speed levels (:data:`LEVEL_RATIO` apart)
@@ -257,8 +263,9 @@ def inertia_agreement(static: JointModel, lugre: JointModel) -> list[Finding]:
                     "value")]
 
 
-def cve_misses(model: JointModel, cve: pd.DataFrame) -> np.ndarray:
-    """Which CVE points the static curve misses: by more than :data:`CVE_TOLERANCE` of the
+def cve_misses(model: JointModel, cve: pd.DataFrame, tolerance: float = CVE_TOLERANCE
+               ) -> np.ndarray:
+    """Which CVE points the static curve misses: by more than ``tolerance`` of the
     measured friction and by more than three standard errors of its mean. The curve is taken
     as a CVE point measures it, the mean of both directions
     (:func:`~sparsefric.lugre.direction_mean_curve`).
@@ -266,10 +273,10 @@ def cve_misses(model: JointModel, cve: pd.DataFrame) -> np.ndarray:
     ``cve``: rows of :func:`sparsefric.validation.cve_points` (trajectory, velocity [rad/s],
     friction [N·m], friction_std, n_bins). Returns a bool array, one entry per row.
     """
-    return _cve_offsets(model, cve)[2]
+    return _cve_offsets(model, cve, tolerance)[2]
 
 
-def _cve_offsets(model: JointModel, cve: pd.DataFrame
+def _cve_offsets(model: JointModel, cve: pd.DataFrame, tolerance: float = CVE_TOLERANCE
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(the static curve as a CVE point measures it, the measured friction [N·m],
     :func:`cve_misses`) at the rows."""
@@ -279,7 +286,7 @@ def _cve_offsets(model: JointModel, cve: pd.DataFrame
     curve = direction_mean_curve(cve["velocity"].to_numpy(float), model.friction)
     off = curve - measured
     sem = _standard_error(cve)
-    miss = ((np.abs(off) > CVE_TOLERANCE * np.abs(measured)) & (np.abs(off) > 3 * sem)
+    miss = ((np.abs(off) > tolerance * np.abs(measured)) & (np.abs(off) > 3 * sem)
             & (np.abs(measured) > 0))
     return curve, measured, miss
 
@@ -310,14 +317,14 @@ def steady_levels(cve: pd.DataFrame) -> SteadyLevels:
 
 def consistency(model: JointModel, cve: pd.DataFrame) -> list[Finding]:
     """CVE points that the static curve misses beyond their scatter (code ``cve_miss``;
-    :func:`cve_misses`), of every record given.
+    :func:`cve_misses` by :data:`CVE_WARN_TOLERANCE`), of every record given.
 
     The warning names the friction parameters too: least squares spreads a missing term over
     the terms it has, and the intervals, conditioned on those terms, do not show it. A zoo
     joint (prismatic, truth 22.4 N + a Stribeck rise + 180 q̇) kept a Coulomb level alone,
     14 % below its 0.213 m/s training level, with f_c = 52 N and a narrow interval around it
     (``DESIGN.md`` §90)."""
-    curve, measured, miss = _cve_offsets(model, cve)
+    curve, measured, miss = _cve_offsets(model, cve, CVE_WARN_TOLERANCE)
     if not miss.any():
         return []
     v = cve["velocity"].to_numpy(float)
