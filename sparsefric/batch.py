@@ -41,7 +41,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -87,7 +87,7 @@ from sparsefric.options import (
 )
 from sparsefric.outputs import RESULT_NAMES, write_results
 from sparsefric.result import IdentificationResult
-from sparsefric.workers import process_pool, ready, starting, stop
+from sparsefric.workers import process_pool, ready, starting
 
 REQUIRED = ("joint", "train")
 FILE_COLUMNS = ("train", "validate", "test")
@@ -587,18 +587,13 @@ def _worker_start() -> None:
     tqdm.set_lock(threading.RLock())
 
 
-def _stop(ex: ProcessPoolExecutor, specs: list[JointSpec], out: str) -> None:
-    """Cancel the joints not started, end the workers and remove the staging folders of the
-    joints they were writing (a finished joint was moved into place whole)."""
-    stop(ex)
-    for s in specs:
-        remove_stale_stages(Path(out) / s.joint)
-
-
 def _run_local(specs: list[JointSpec], out: str, workers: int,
                report: Callable[[JointResult], None]) -> None:
-    with _single_threaded_blas(), process_pool(workers, _worker_start) as ex:
-        try:
+    """The joints on ``workers`` processes. Ctrl-C (or SIGTERM, turned into it by the command
+    line) cancels the joints not started, ends the workers and then removes the staging
+    folders of the joints they were writing (a finished joint was moved into place whole)."""
+    try:
+        with _single_threaded_blas(), process_pool(workers, _worker_start) as ex:
             with starting():  # submit starts the workers
                 futures = {ex.submit(identify_joint, s, out): s for s in specs}
             for fut in as_completed(futures):
@@ -606,9 +601,10 @@ def _run_local(specs: list[JointSpec], out: str, workers: int,
                     report(fut.result())
                 except Exception as exc:  # noqa: BLE001 - a crashed worker fails its joint only
                     report(JointResult(futures[fut].joint, "failed", _one_line(exc)))
-        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM turned into it by the command line
-            _stop(ex, specs, out)
-            raise
+    except KeyboardInterrupt:
+        for s in specs:
+            remove_stale_stages(Path(out) / s.joint)
+        raise
 
 
 def _run_dask(specs: list[JointSpec], out: str, scheduler: str,
