@@ -87,7 +87,7 @@ from sparsefric.options import (
 )
 from sparsefric.outputs import RESULT_NAMES, write_results
 from sparsefric.result import IdentificationResult
-from sparsefric.workers import process_pool, ready, starting
+from sparsefric.workers import process_pool, starting
 
 REQUIRED = ("joint", "train")
 FILE_COLUMNS = ("train", "validate", "test")
@@ -580,10 +580,8 @@ def _single_threaded_blas() -> Iterator[None]:
 
 
 def _worker_start() -> None:
-    """Worker start (:func:`sparsefric.workers.ready`). Its progress bars take a thread lock:
-    tqdm's default one is a named semaphore, which a terminated worker would leave for the
-    resource tracker to warn about."""
-    ready()
+    """Worker start: its progress bars take a thread lock. tqdm's default one is a named
+    semaphore, which a terminated worker would leave for the resource tracker to warn about."""
     tqdm.set_lock(threading.RLock())
 
 

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["DEFERRED", "process_pool", "ready", "starting", "stop"]
+__all__ = ["DEFERRED", "process_pool", "ready", "starting"]
 
 #: The signals :func:`starting` defers.
 DEFERRED = (signal.SIGINT, signal.SIGTERM)
@@ -73,14 +73,15 @@ def _sigint_blocked() -> Iterator[None]:
 
 
 def ready() -> None:
-    """In a worker, before anything else: ignore SIGINT (the parent stops the workers) and
-    release the block :func:`starting` passed on; a SIGINT that came meanwhile is dropped."""
+    """In a worker, before anything else (:func:`process_pool`'s workers call it): ignore
+    SIGINT (the parent stops the workers) and release the block :func:`starting` passed on;
+    a SIGINT that came meanwhile is dropped."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-def stop(pool: ProcessPoolExecutor) -> None:
+def _stop(pool: ProcessPoolExecutor) -> None:
     """Cancel the tasks of ``pool`` that have not started and end its workers now."""
     processes = list((getattr(pool, "_processes", None) or {}).values())  # no public API
     pool.shutdown(wait=False, cancel_futures=True)
@@ -90,21 +91,28 @@ def stop(pool: ProcessPoolExecutor) -> None:
         proc.join(timeout=5.0)
 
 
+def _start(initializer: Callable[..., None] | None, *initargs: object) -> None:
+    """A worker's start: :func:`ready`, then ``initializer(*initargs)``."""
+    ready()
+    if initializer is not None:
+        initializer(*initargs)
+
+
 @contextlib.contextmanager
-def process_pool(workers: int, initializer: Callable[..., None], initargs: tuple = ()
-                 ) -> Iterator[ProcessPoolExecutor]:
+def process_pool(workers: int, initializer: Callable[..., None] | None = None,
+                 initargs: tuple = ()) -> Iterator[ProcessPoolExecutor]:
     """A pool of ``workers`` processes, each a fresh interpreter (``spawn``: no copy of this
-    process's threads or locks) that runs ``initializer(*initargs)`` first, which calls
-    :func:`ready`. Submit under :func:`starting`. When the block raises (Ctrl-C, SIGTERM
-    turned into an exception) the pool is stopped (:func:`stop`); otherwise its tasks are
-    waited for."""
-    with starting():
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=initializer,
-                                   initargs=initargs,
+    process's threads or locks) that calls :func:`ready`, then ``initializer(*initargs)``.
+    Submit under :func:`starting`. When the block raises (Ctrl-C, SIGTERM turned into an
+    exception) the tasks not started are cancelled and the workers ended at once; otherwise
+    its tasks are waited for."""
+    with starting():  # its queues' locks start the resource tracker, a process too
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=_start,
+                                   initargs=(initializer, *initargs),
                                    mp_context=multiprocessing.get_context("spawn"))
     try:
         yield pool
     except BaseException:
-        stop(pool)
+        _stop(pool)
         raise
     pool.shutdown()

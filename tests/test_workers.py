@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from sparsefric.workers import process_pool, ready, starting
+from sparsefric.workers import process_pool, starting
 
 
 def _wait_for(done: list, what: object) -> None:
@@ -88,7 +88,7 @@ def test_without_a_signal_the_start_passes_unchanged():
 def test_a_pool_interrupted_as_its_workers_start_stops_them_all():
     """Ctrl-C as the tasks are submitted: every worker started is stopped, the tasks (30 s
     each) are not waited for and none outlives the pool."""
-    with pytest.raises(KeyboardInterrupt), process_pool(2, ready) as pool, starting():
+    with pytest.raises(KeyboardInterrupt), process_pool(2) as pool, starting():
         futures = [pool.submit(time.sleep, 30.0) for _ in range(4)]
         os.kill(os.getpid(), signal.SIGINT)
     assert _children_after(5.0) == []  # the tasks take 30 s
@@ -97,6 +97,6 @@ def test_a_pool_interrupted_as_its_workers_start_stops_them_all():
 
 @pytest.mark.slow  # starts worker processes
 def test_a_pool_runs_its_tasks_and_ends_with_them():
-    with process_pool(2, ready) as pool:
+    with process_pool(2) as pool:
         assert list(pool.map(abs, [-1, 2, -3])) == [1, 2, 3]
     assert _children_after(5.0) == []

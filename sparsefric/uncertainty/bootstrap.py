@@ -32,7 +32,7 @@ from sparsefric.uncertainty.parameters import (
     unit_of,
 )
 from sparsefric.uncertainty.result import ParameterUncertainty
-from sparsefric.workers import process_pool, ready, starting
+from sparsefric.workers import process_pool, starting
 
 __all__ = [
     "block_length",
@@ -285,7 +285,7 @@ def _execute(tasks: list, state: dict, workers: int,
     if workers <= 1:
         _init_worker(state)
         return _collected(map(_run_resample, tasks), len(tasks), progress)
-    with process_pool(workers, _start_worker, (state,)) as pool:
+    with process_pool(workers, _init_worker, (state,)) as pool:
         with starting():  # map submits every task, and submit starts the workers
             results = pool.map(_run_resample, tasks)
         return _collected(results, len(tasks), progress)
@@ -300,12 +300,6 @@ def _collected(results: Iterable, total: int, progress: Callable[[int, int], Non
         if progress:
             progress(len(out), total)
     return out
-
-
-def _start_worker(state: dict) -> None:
-    """A worker process's start: :func:`sparsefric.workers.ready`, then the shared state."""
-    ready()
-    _init_worker(state)
 
 
 def warm_settings(settings, model: JointModel, static_model: JointModel,
