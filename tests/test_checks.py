@@ -30,6 +30,18 @@ def test_inadmissible_models_are_errors_that_name_the_parameter(change, named):
     assert found[0].level == "error" and named in found[0].message
 
 
+def test_a_model_whose_dry_friction_decays_to_zero_is_named_so_not_driving():
+    """No Coulomb level and a Stribeck rise that has decayed by 1 rad/s: g(q̇) = 0 there,
+    while the viscous part still opposes the motion. The error said the curve "drives the
+    joint"; it names the lost dry friction."""
+    model = TRUTH.with_(coulomb=0.0, stribeck=((3.75, 3.0),), stribeck_velocity=0.17)
+    assert checks.dry_level_lost(model, 0.5) is None  # g(0.5) = 3 e^−57 N·m
+    assert checks.dry_level_lost(model, 2.2) == -2.2  # the first speed of the scan
+    (found,) = checks.admissibility(model, 2.2)
+    assert found.code == "inadmissible" and "no dry friction at -" in found.message
+    assert "drives the joint" not in found.message and "f_c = 0 N·m" in found.message
+
+
 def test_a_joint_held_at_zero_inertia_is_admissible():
     """A degenerate but passive model: the identification holds a negative fitted inertia at
     its bound 0 where no admissible model is left (``DESIGN.md`` §88)."""

@@ -171,6 +171,31 @@ def test_no_positive_coulomb_level_keeps_the_static_model(example, monkeypatch):
     assert any("no positive Coulomb level" in w for w in est.warnings_)
 
 
+def test_a_static_model_without_dry_friction_gets_the_coulomb_level(example, truth):
+    """A static model to return whose g(q̇) decays to 0 within the recorded speeds (no
+    Coulomb level, a steep Stribeck rise) was refused as inadmissible: step 1's support now
+    gets the Coulomb column, as the LuGre steps give it, and a warning says so."""
+    from types import SimpleNamespace
+
+    import sparsefric.identify as identify
+    from sparsefric.steps import checks
+
+    s = settings({"static_only": True})
+    prep = s.preprocessor.prepare(example["train"])
+    static = identify.fit_static(prep, None, s.library(), omega_starts=s.omega_starts,
+                                 nu=s.iterations.nu, thresholds=s.thresholds, rule=s.rule)
+    bare = static.terms.joint_model(s.axis, s.tanh_k).with_(
+        coulomb=0.0, stribeck=((3.75, 20.0),), stribeck_velocity=0.17)
+    assert checks.dry_level_lost(bare, 2.1) == pytest.approx(-2.1)
+    result = SimpleNamespace(model=bare, static_model=bare, findings=[])
+    identify._keep_dry_level(result, static, prep, s, 2.1)
+    assert result.model is result.static_model
+    assert result.model.coulomb == pytest.approx(truth.coulomb, rel=0.1)
+    assert checks.admissibility(result.model, 2.1) == []
+    (added,) = result.findings
+    assert added.code == "coulomb_added" and "no dry friction left at -2.1 rad/s" in added.message
+
+
 def test_a_torque_offset_is_pointed_out(example, fitted):
     """+10 N·m on every torque of data/example (23 % of its RMS): without --offset it cost the
     inertia 11 % and f_c 35 %, silently; the refit with an offset column finds 9.7 N·m."""

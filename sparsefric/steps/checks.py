@@ -100,10 +100,10 @@ def admissibility(model: JointModel, speed_max: float) -> list[Finding]:
                    "they do: record harder accelerations)")
     if model.kind == "lugre" and not model.sigma1 >= 0:
         bad.append(f"σ1 = {model.sigma1:.4g} {u['damp']} < 0")
-    v = np.linspace(speed_max / 200, speed_max, 200)
-    v = np.r_[-v[::-1], v]
-    wrong = _wrong_way(model.friction, v)
-    if wrong is not None:
+    if (lost := dry_level_lost(model, speed_max)) is not None:
+        bad.append(f"no dry friction at {lost:.4g} {u['qd']} (g(q̇) = f_c + Σ A_i "
+                   f"e^(−|q̇/Ω_s|^δ_i) ≤ 0 there, f_c = {model.coulomb:.4g} {u['tau']})")
+    elif (wrong := _wrong_way(model.friction, _recorded(speed_max))) is not None:
         bad.append(f"the friction curve drives the joint at {wrong:.4g} {u['qd']}")
     findings = [Finding("error", "inadmissible", "the identified model is physically "
                         "inadmissible: " + "; ".join(bad))] if bad else []
@@ -116,6 +116,21 @@ def admissibility(model: JointModel, speed_max: float) -> list[Finding]:
             f"fastest recorded speed {speed_max:.4g} {u['qd']}: do not extrapolate the model "
             "past the velocity range of its data"))
     return findings
+
+
+def _recorded(speed_max: float) -> np.ndarray:
+    """400 speeds [rad/s] over ±``speed_max``, zero left out."""
+    v = np.linspace(speed_max / 200, speed_max, 200)
+    return np.r_[-v[::-1], v]
+
+
+def dry_level_lost(model: JointModel, speed_max: float) -> float | None:
+    """The first speed [rad/s] within ±``speed_max`` where ``model`` has no dry friction left,
+    g(q̇) ≤ 0, else None: a model without a Coulomb level whose Stribeck terms have decayed
+    (e^(−u) is 0 in double precision beyond u ≈ 745)."""
+    v = _recorded(speed_max)
+    lost = stribeck_g(v, model.friction) <= 0
+    return float(v[np.argmax(lost)]) if lost.any() else None
 
 
 def _wrong_way(params: FrictionParams, v: np.ndarray) -> float | None:
