@@ -460,8 +460,8 @@ def _keep_dry_level(result: IdentificationResult, static: StaticFit, prep: Prepa
     0.42 q̇³ N·m, and the identification ended in that error. Kept only where the refit is
     admissible, so that a cause the data show (a move in one direction) still ends in the
     error that names it."""
-    model = result.model
-    if model is not result.static_model or checks.dry_level_lost(model, speed_max) is None:
+    model, lost = result.model, checks.dry_level_lost(result.model, speed_max)
+    if model is not result.static_model or lost is None:
         return
     terms = first_outer(static, prep, s.iterations.nu)
     added = terms.joint_model(s.axis, s.tanh_k).with_(extra=_provenance(static, s))
@@ -471,9 +471,9 @@ def _keep_dry_level(result: IdentificationResult, static: StaticFit, prep: Prepa
     result.model = result.static_model = added
     result.findings.append(Finding(
         "warning", "coulomb_added",
-        f"the selected static model has no dry friction left at "
-        f"{checks.dry_level_lost(model, speed_max):.4g} {u['qd']} (no Coulomb level, its "
-        f"Stribeck terms decayed): a Coulomb level of {added.coulomb:.4g} {u['tau']} was "
+        f"the selected static model has no dry friction left at {lost:.4g} {u['qd']} (no "
+        f"Coulomb level, its Stribeck terms decayed): a Coulomb level of {added.coulomb:.4g} "
+        f"{u['tau']} was "
         "added to its terms and refitted; the records' speeds may not separate it from the "
         "other terms (see the constant-velocity points)"))
 
