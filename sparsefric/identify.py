@@ -473,9 +473,8 @@ def _keep_dry_level(result: IdentificationResult, static: StaticFit, prep: Prepa
         "warning", "coulomb_added",
         f"the selected static model has no dry friction left at {lost:.4g} {u['qd']} (no "
         f"Coulomb level, its Stribeck terms decayed): a Coulomb level of {added.coulomb:.4g} "
-        f"{u['tau']} was "
-        "added to its terms and refitted; the records' speeds may not separate it from the "
-        "other terms (see the constant-velocity points)"))
+        f"{u['tau']} was added to its terms and refitted; the records' speeds may not separate "
+        "it from the other terms (see the constant-velocity points)"))
 
 
 #: Validation records whose slowest steady speed is below this fraction of the training records'
