@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import numba
 import numpy as np
 import pytest
 
@@ -109,3 +110,19 @@ def test_a_start_without_a_coulomb_level_is_returned_as_it_is(moves):
     start = replace(_params(), coulomb=0.0)
     run = IterationResult(start, 1.0, rigid=moves.rigid)
     assert prediction.prediction_fit(run, moves, DEFAULT_DELTAS) is run
+
+
+def test_the_jacobian_steps_on_threads_give_the_serial_fit_to_the_last_bit(moves, monkeypatch):
+    """The finite-difference steps run side by side, each on its own linear refit (one shared
+    design matrix, overwritten by every step, would mix them): the fit on two threads is
+    the fit on one."""
+    start = replace(_params(), deltas=np.array([3.5]), amplitudes=np.array([5.0]),
+                    stribeck_velocity=0.11, coulomb=19.0)
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 2)
+    threaded, _ = _fit(start, moves)
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 1)
+    serial, _ = _fit(start, moves)
+    for name in ("coulomb", "stribeck_velocity", "sigma0", "sigma1"):
+        assert getattr(threaded.params, name) == getattr(serial.params, name)
+    np.testing.assert_array_equal(threaded.params.amplitudes, serial.params.amplitudes)
+    np.testing.assert_array_equal(threaded.rigid, serial.rigid)

@@ -37,7 +37,8 @@ Stribeck term by its exponent.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -52,6 +53,7 @@ from sparsefric.steps.iterations import (
     prediction_error,
     violations,
 )
+from sparsefric.threads import in_parallel
 
 #: Prior width w [ln units] of every nonlinear parameter about the start: a factor e is one
 #: standard deviation.
@@ -131,6 +133,25 @@ class Layout:
         return np.array(lo), np.array(hi)
 
 
+class _PerThread:
+    """One :class:`LinearRefit` per thread: each call overwrites its design matrix, so the
+    finite-difference steps that run side by side need their own."""
+
+    def __init__(self, powers: Sequence[int], data: FrictionData, refit_rigid: bool):
+        self.args, self.local = (powers, data, refit_rigid), threading.local()
+
+    def get(self) -> LinearRefit:
+        refit = getattr(self.local, "refit", None)
+        if refit is None:
+            refit = self.local.refit = LinearRefit(*self.args)
+        return refit
+
+
+def _thread_map(fn: Callable, items: Iterable) -> list:
+    """``least_squares``'s ``workers``: the Jacobian's finite-difference steps on threads."""
+    return list(in_parallel(fn, items))
+
+
 def _evaluate(phi: np.ndarray, layout: Layout, start: FrictionParams, refit: LinearRefit
               ) -> tuple[np.ndarray, FrictionParams, np.ndarray | None]:
     """The least-squares residual [N·m] at φ (non-finite where g(q̇) ≤ 0 somewhere), the
@@ -204,7 +225,8 @@ def prediction_fit(run: IterationResult, data: FrictionData,  # noqa: PLR0913
     if not (start.coulomb > 0 and start.sigma0 > 0 and data.g0_limit > 0 and tau_norm > 0):
         return run
     layout = Layout.of(start, deltas)
-    refit = LinearRefit(start.powers, data, refit_rigid)
+    refits = _PerThread(start.powers, data, refit_rigid)
+    refit = refits.get()
     lo, hi = layout.bounds(start, data, deltas)
     phi0 = np.clip(layout.pack(start), lo + 1e-9, hi - 1e-9)
     r0 = _evaluate(phi0, layout, start, refit)[0]
@@ -214,12 +236,14 @@ def prediction_fit(run: IterationResult, data: FrictionData,  # noqa: PLR0913
         return run
 
     def cost(phi: np.ndarray) -> np.ndarray:
-        r = _evaluate(phi, layout, start, refit)[0]
+        r = _evaluate(phi, layout, start, refits.get())[0]
         r = np.where(np.isfinite(r), r, 1e6 * scale)
         return np.r_[r / scale, (phi - phi0) / PRIOR_WIDTH]
 
+    # the Jacobian's steps are independent z integrations and solves (numba and LAPACK
+    # release the GIL): scipy maps them over ``workers``, the same steps in the same order
     sol = least_squares(cost, phi0, bounds=(lo, hi), x_scale="jac", max_nfev=max_steps,
-                        method="trf")
+                        method="trf", workers=_thread_map)
     _, params, rigid = _evaluate(sol.x, layout, start, refit)
     return _scored(run, params, rigid, data, tau_norm)
 

@@ -16,6 +16,7 @@ from sparsefric.hac import LONG_RECORD, critical_value, sandwich
 from sparsefric.model import JointModel, units
 from sparsefric.preprocessing import Prepared, prepare
 from sparsefric.steps import checks
+from sparsefric.threads import in_parallel
 from sparsefric.uncertainty.jacobian import (
     Records,
     central_differences,
@@ -186,20 +187,31 @@ def _optimum_steps(model: JointModel, data: Sequence[Prepared], names: Sequence[
     rec = Records.of(data, "measured")
     tau_hat, J = torque_jacobian(model, rec, names)
     denoised = rec.with_torque(Records.of(data).tau)
-    steps = [optimum_step(model, r, names, J, r.tau - tau_hat) for r in (rec, denoised)]
     long = any(len(piece) > LONG_RECORD for p in data for piece in p.pieces)
-    lighter = lighter_smoothing(data, windows=long)
-    if not lighter:
-        steps.append(np.zeros(len(names)))
+
+    def angle_steps() -> list[np.ndarray]:
+        lighter = lighter_smoothing(data, windows=long)
+        if not lighter:
+            return []
+        if not long:
+            return [_records_step(model, lighter, names)]
+        same = lighter_smoothing(data, 1.0, windows=True)
+        return [_records_step(model, lighter, names), _records_step(model, same, names)]
+
+    # four independent fits (TV differentiation, z integration and LAPACK release the GIL)
+    tasks = [lambda: optimum_step(model, rec, names, J, rec.tau - tau_hat),
+             lambda: optimum_step(model, denoised, names, J, denoised.tau - tau_hat),
+             angle_steps, lambda: _integration_step(model, rec, names, J)]
+    measured, smoothed, angle, integration = in_parallel(lambda task: task(), tasks)
+    if not angle:
+        angle = np.zeros(len(names))
     elif long:
         # the differentiation's share on the windows, which the original weight
         # re-differentiates too (their own scatter and end effects cancel), from the optimum
-        same = lighter_smoothing(data, 1.0, windows=True)
-        steps.append(steps[0] + _records_step(model, lighter, names)
-                     - _records_step(model, same, names))
+        angle = measured + angle[0] - angle[1]
     else:
-        steps.append(_records_step(model, lighter, names))
-    steps.append(_integration_step(model, rec, names, J))
+        angle = angle[0]
+    steps = [measured, smoothed, angle, integration]
     return np.array(steps), rec, tau_hat, J
 
 
