@@ -975,3 +975,26 @@ def test_a_coulomb_level_only_the_interval_of_omega_s_leaves_in_the_rise_is_name
                                ["coulomb"], [-np.inf, checks.rise_above(EXAMPLE_TRUTH, fastest)])
     slow = [prepare(paper_experiment(EXAMPLE_TRUTH, {"train": (0.03, 0.127)})["train"])]
     assert interval_findings(EXAMPLE_TRUTH, slow, np.zeros(0), (None, 0.2)) == []
+
+
+def _hidden_bound(model: JointModel, truth: JointModel, levels: tuple[float, ...]) -> float:
+    """:func:`hidden_rise_bound` of ``model`` on the paper's moves of ``truth`` at ``levels``."""
+    from sparsefric.simulate import paper_experiment
+    from sparsefric.uncertainty.hidden import hidden_rise_bound
+    data = [prepare(paper_experiment(truth, {"train": levels})["train"])]
+    rec = Records.of(data, "measured")
+    tau_hat, J = torque_jacobian(model, rec, parameter_names(model))
+    return hidden_rise_bound(model, data, rec, J, rec.tau - tau_hat, 2.0, min(levels))
+
+
+def test_the_starts_and_stops_bound_a_rise_below_the_slowest_steady_level():
+    """No Stribeck term, steady levels 0.06 and 0.127 rad/s, the angle resolving ~0.019 rad/s:
+    on the truth's own records the transients rule out a rise of more than a few N·m below
+    0.06 rad/s (11 % of g(0) = 18 N·m); on records with a 9 N·m rise at Ω_s 0.005 rad/s,
+    below even the resolution, the same model allows that rise. With a slowest level of 0.03
+    rad/s the angle resolves no knee below half of it, and nothing is bounded."""
+    flat = EXAMPLE_TRUTH.with_(stribeck=())
+    hidden = flat.with_(stribeck_velocity=0.005, stribeck=((1.0, 9.0),))
+    assert 0.5 < _hidden_bound(flat, flat, (0.06, 0.127)) < 0.2 * flat.breakaway_torque()
+    assert _hidden_bound(flat, hidden, (0.06, 0.127)) > 9.0
+    assert _hidden_bound(flat, flat, (0.03, 0.127)) == np.inf

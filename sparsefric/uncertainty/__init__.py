@@ -55,9 +55,10 @@ reveal.
 The package: :mod:`.parameters` (names, values, linearisation coordinates, derived quantities),
 :mod:`.result` (:class:`ParameterUncertainty`, the validity range, the report's interval table),
 :mod:`.jacobian` (the simulated torque and its Jacobian), :mod:`.fast` (the fast method),
-:mod:`.shifts` (moves of the intervals the covariance does not see), :mod:`.bootstrap` and
-:mod:`.inclusion` (the bootstrap and its term inclusion frequencies), :mod:`.findings` (the
-warnings the intervals give) and :mod:`.estimate` (the entry points).
+:mod:`.shifts` (moves of the intervals the covariance does not see), :mod:`.hidden` (the
+largest rise below the slowest steady speed the records' transients leave possible),
+:mod:`.bootstrap` and :mod:`.inclusion` (the bootstrap and its term inclusion frequencies),
+:mod:`.findings` (the warnings the intervals give) and :mod:`.estimate` (the entry points).
 """
 
 from sparsefric.uncertainty.bootstrap import bootstrap_uncertainty

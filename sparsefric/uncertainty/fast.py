@@ -17,6 +17,7 @@ from sparsefric.model import JointModel, units
 from sparsefric.preprocessing import Prepared, prepare
 from sparsefric.steps import checks
 from sparsefric.threads import in_parallel
+from sparsefric.uncertainty.hidden import hidden_rise_bound
 from sparsefric.uncertainty.jacobian import (
     Records,
     central_differences,
@@ -273,10 +274,13 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     sweep within the Akaike confidence set): each interval becomes the hull of itself and its
     copies shifted by them (the ``structure_shift`` column, the largest |shift|).
     An extrapolated break-away and g(0) reach down by the model's rise below the slowest
-    steady speed and are open above (:func:`extrapolation_shifts`; the rise in the
-    ``extrapolation_shift`` column). σ1's interval reaches below by the bias a held torque
-    taken as instantaneous allows, max(hσ0/2, 0.13 σ̂1), which no re-differentiation of these
-    data shows (:func:`timing_bias`; the ``timing_shift`` column). Where the
+    steady speed (:func:`extrapolation_shifts`; the rise in the ``extrapolation_shift``
+    column) and up by the largest rise below it that the records' transients leave possible,
+    with its knee no lower than the angle resolves (:func:`hidden_rise_bound`; the
+    ``hidden_rise`` column), open above where there is no such bound. σ1's interval reaches
+    below by the bias a held torque taken as instantaneous allows, max(hσ0/2, 0.13 σ̂1),
+    which no re-differentiation of these data shows (:func:`timing_bias`; the
+    ``timing_shift`` column). Where the
     pre-sliding deflection is below the position resolution, σ0's and σ1's intervals are open
     above (:func:`open_unresolved`, the ``unresolved`` column).
 
@@ -307,7 +311,7 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     ParameterUncertainty
         ``method`` = ``"fast"``; ``table`` has ``gap``, ``denoised_gap``, ``angle_gap`` and
         ``integration_gap`` columns (θ*_m − θ̂, θ*_d − θ̂, θ*_κ − θ̂, θ*_z − θ̂ [unit]),
-        ``structure_shift``, ``extrapolation_shift``, ``timing_shift`` and
+        ``structure_shift``, ``extrapolation_shift``, ``hidden_rise``, ``timing_shift`` and
         ``unresolved``; with the covariance, the lag windows and the critical value.
     """
     base = model.with_(validity=None, uncertainty=None)
@@ -330,8 +334,9 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     speeds = steady_speeds(data, base)
     omega = _ends(params, "stribeck_velocity")
     extrapolated = extrapolation_shifts(base, data, omega[0], speeds, omega[1])
-    table = widen(widen(pd.concat([params, rows], ignore_index=True), shifts or {}),
-                  extrapolated, "extrapolation_shift")
+    hidden = _hidden_rise(base, data, rec, J, residual, c, speeds, omega[0], extrapolated)
+    table = widen(widen(widen(pd.concat([params, rows], ignore_index=True), shifts or {}),
+                        extrapolated, "extrapolation_shift"), hidden, "hidden_rise")
     table = widen(table, timing_bias(base, data), "timing_shift")
     table["extrapolated"] = table["name"].isin(list(extrapolated))
     table = open_unresolved(clip_at_zero(table), base,
@@ -339,6 +344,24 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     return ParameterUncertainty("fast", level, table, grid, derived[k:], lower[k:], upper[k:],
                                 lags=lags, covariance=cov, critical=c,
                                 findings=interval_findings(base, data, speeds, omega))
+
+
+def _hidden_rise(model: JointModel, data: Sequence[Prepared], rec: Records,  # noqa: PLR0913
+                 J: np.ndarray, residual: np.ndarray, c: float, speeds: np.ndarray,
+                 omega_low: float | None, extrapolated: dict[str, np.ndarray]
+                 ) -> dict[str, np.ndarray]:
+    """Where the break-away is extrapolated below the steady ``speeds``
+    (:func:`~sparsefric.steps.checks.reach`) and the records rule out a rise there above some
+    height U (:func:`hidden_rise_bound`): [0, U] for the break-away and g(0), whose open tops
+    in ``extrapolated`` are closed here (changed in place; ``DESIGN.md`` §109). Else empty."""
+    if not (len(speeds) and checks.reach(model, speeds, omega_low)):
+        return {}
+    top = hidden_rise_bound(model, data, rec, J, residual, c, float(np.min(np.abs(speeds))))
+    if not np.isfinite(top):
+        return {}
+    for name in ("breakaway", "g0"):
+        extrapolated[name] = np.array([extrapolated[name][0], 0.0])
+    return {"breakaway": np.array([0.0, top]), "g0": np.array([0.0, top])}
 
 
 def _ends(params: pd.DataFrame, name: str) -> tuple[float | None, float | None]:

@@ -90,12 +90,14 @@ def uncertainty_findings(unc: ParameterUncertainty) -> list[Finding]:
 def _too_wide(row) -> bool:
     """Whether the interval allows a relative error beyond the parameter's precision p:
     θ̂ is off by more than p when the truth is below θ̂/(1 + p) or above θ̂/(1 − p). An
-    extrapolated break-away is open above, an extrapolated f_c below, which the
+    extrapolated break-away is open above (or reaches up by the largest rise below the data
+    that the records allow, :func:`~sparsefric.uncertainty.hidden.hidden_rise_bound`), an
+    extrapolated f_c below, which the
     ``extrapolated``, ``coulomb_extrapolated`` and ``coulomb_unseparated`` warnings name: only
     the other end is judged (f_c's without the raise those warnings name)."""
     p = _precision(row.name)
     if getattr(row, "extrapolated", False) and row.estimate > 0:
-        if not np.isfinite(row.upper):  # break-away, g(0): open above
+        if row.name in ("breakaway", "g0"):  # open above, or up to the rise the records allow
             return np.isfinite(row.lower) and row.lower < row.estimate / (1 + p)
         # f_c: open below (to 0), and raised by what the warning names
         return row.upper - getattr(row, "extrapolation_shift", 0.0) > row.estimate / (1 - p)

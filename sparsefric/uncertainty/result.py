@@ -53,13 +53,15 @@ class ParameterUncertainty:
         ``timing_shift``, how far the torque timing's bias moves σ1's lower end
         (:func:`timing_bias`) [unit], and
         ``extrapolation_shift``, the model's rise of an extrapolated break-away below the
-        slowest steady speed (:func:`extrapolation_shifts`) [unit]; ``unresolved`` (fast, and
+        slowest steady speed (:func:`extrapolation_shifts`) [unit], and ``hidden_rise``, the
+        largest rise below it that the records leave possible (:func:`hidden_rise_bound`; 0
+        where the row is open above or not extrapolated) [unit]; ``unresolved`` (fast, and
         bootstrap from its hull with the fast intervals): σ0 and σ1 rows opened because the
         pre-sliding deflection is below the position resolution (:func:`open_unresolved`) or
         the identification found them not identified (:func:`open_unidentified`);
-        ``extrapolated`` (likewise): the break-away and g(0) rows opened above because the
-        break-away is extrapolated, the f_c row opened below because f_c is
-        (:func:`extrapolation_shifts`).
+        ``extrapolated`` (likewise): the break-away and g(0) rows opened above (or raised by
+        ``hidden_rise``) because the break-away is extrapolated, the f_c row opened below
+        because f_c is (:func:`extrapolation_shifts`).
     velocity : ndarray
         Velocities q̇ [rad/s | m/s] of the static-curve band.
     static_estimate, static_lower, static_upper : ndarray

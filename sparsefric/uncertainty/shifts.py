@@ -152,16 +152,19 @@ def extrapolation_shifts(model: JointModel, data: Sequence[Prepared],
     friction there (§92).
 
     That rise is the model's shape where no record slides steadily, so the covariance says
-    nothing about it. Below, the interval reaches no rise at all (§40). Above, the data set no
-    bound: a rise the records do not reach can be any height. Closed at +R, the intervals of
-    seed 2024's joints 0–29 held the true break-away on 83 %, and every miss was an
-    underestimate (−8 to −47 %) by a model with no Stribeck term or a flat one (``DESIGN.md``
-    §63). Empty when the break-away rests on data. ``omega_low``, ``omega_high``: the ends of
-    Ω_s's interval [rad/s], for :func:`~sparsefric.steps.checks.reach` and
-    :func:`~sparsefric.steps.checks.coulomb_reach`; ``speeds``: the steady
-    speeds of ``data`` where the caller has them (:func:`steady_speeds`). Where the records
-    have steady moves but none long enough for the bristles to settle
-    (:func:`~sparsefric.steps.checks.unsettled`), the break-away is open above from the
+    nothing about it. Below, the interval reaches no rise at all (§40). Above, the steady levels
+    set no bound: a rise the records do not reach can be any height as far as they tell
+    (:func:`~sparsefric.uncertainty.fast.fast_uncertainty` closes the top where the starts and
+    stops rule one out, :func:`~sparsefric.uncertainty.hidden.hidden_rise_bound`). Closed at
+    +R, the intervals of seed 2024's joints 0–29 held the true break-away on 83 %, and every
+    miss was an underestimate (−8 to −47 %) by a model with no Stribeck term or a flat one
+    (``DESIGN.md`` §63). Empty when the break-away rests on data. ``omega_low``,
+    ``omega_high``: the ends of Ω_s's interval [rad/s], for
+    :func:`~sparsefric.steps.checks.reach` and :func:`~sparsefric.steps.checks.coulomb_reach`;
+    ``speeds``: the steady speeds of ``data`` where the caller has them
+    (:func:`steady_speeds`). Where the records have steady moves but none long enough for the
+    bristles to settle (:func:`~sparsefric.steps.checks.unsettled`), the break-away is open
+    above from the
     estimate.
     """
     speeds = steady_speeds(data, model) if speeds is None else speeds
