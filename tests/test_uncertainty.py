@@ -992,9 +992,12 @@ def test_the_starts_and_stops_bound_a_rise_below_the_slowest_steady_level():
     on the truth's own records the transients rule out a rise of more than a few N·m below
     0.06 rad/s (11 % of g(0) = 18 N·m); on records with a 9 N·m rise at Ω_s 0.005 rad/s,
     below even the resolution, the same model allows that rise. With a slowest level of 0.03
-    rad/s the angle resolves no knee below half of it, and nothing is bounded."""
+    rad/s the angle resolves no knee below half of it, and nothing is bounded. A static model's
+    bound holds the rise too."""
     flat = EXAMPLE_TRUTH.with_(stribeck=())
     hidden = flat.with_(stribeck_velocity=0.005, stribeck=((1.0, 9.0),))
     assert 0.5 < _hidden_bound(flat, flat, (0.06, 0.127)) < 0.2 * flat.breakaway_torque()
     assert _hidden_bound(flat, hidden, (0.06, 0.127)) > 9.0
     assert _hidden_bound(flat, flat, (0.03, 0.127)) == np.inf
+    static = flat.with_(kind="static", sigma0=0.0, sigma1=0.0)  # the rise on g·sign(q̇) alone
+    assert 9.0 < _hidden_bound(static, hidden, (0.06, 0.127)) < np.inf
