@@ -214,12 +214,18 @@ class FixedColumnsLstsq:
         """Coefficients of ``A`` (from :meth:`design`, its first ``k`` columns filled) subject to
         C ξ ≥ 0, and their residual norm ‖Aξ − y‖ [units of y]; ``y``: another target than
         the one given at construction."""
+        coef, residual = self.fit(A, k, C, y)
+        return coef, float(np.linalg.norm(residual))
+
+    def fit(self, A: np.ndarray, k: int, C: np.ndarray | None = None,
+            y: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`solve`'s coefficients and their residual Aξ − y itself [units of y]."""
         y = self.y if y is None else y
         if self.finite and np.isfinite(A[:, :k]).all() and np.isfinite(y).all():
             coef = _finite_lstsq(A, y, C)
         else:
             coef = constrained_lstsq(A, y, C)
-        return coef, float(np.linalg.norm(A @ coef - y))
+        return coef, A @ coef - y
 
 
 def sign_shape_lstsq(G: np.ndarray, b: np.ndarray, nonneg: np.ndarray,

@@ -568,11 +568,11 @@ class LinearRefit:
         z, zd = integrate_all(data.x.qd, data.bounds, data.dt, trial, g)
         A[:, 0] = data.average(zd)
         y = self.fixed.y - trial.sigma0 * data.average(z)
-        coef, err = self.fixed.solve(A, 1, self.C, y)
+        coef, residual = self.fixed.fit(A, 1, self.C, y)
         n = len(self.powers)
         trial = replace(trial, sigma1=float(coef[0]), coefficients=coef[1:1 + n].copy())
         rigid = coef[1 + n:].copy() if len(coef) > 1 + n else data.rigid
-        return trial, err, rigid, A @ coef - y
+        return trial, float(np.linalg.norm(residual)), rigid, residual
 
 
 def outer_library(structure: Structure) -> FeatureLibrary:
