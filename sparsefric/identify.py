@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -99,6 +100,7 @@ from sparsefric.steps.static import (
     fit_static,
     refit_terms,
 )
+from sparsefric.threads import ahead
 from sparsefric.uncertainty import ParameterUncertainty, with_uncertainty
 from sparsefric.validation import relative_error
 
@@ -668,13 +670,18 @@ def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared, 
     result.lugre_model = result.model = model_of(best)
     _keep_static_if_better(result, whole or val or prep)
     lugre = result.model is result.lugre_model
-    fitted = _fit_prediction(best, prep, val, whole, frame, static.theta_bounds, s) \
-        if lugre else None
-    if fitted is not None:
-        best, data = fitted
-    elif lugre and (whole is not None or prep.torque_denoised):
-        final = frame.data((whole or prep).measured(), static.theta_bounds, averaged=True)
-        best, data = _refit(best, final, frame, s, whole is not None)
+    refit = partial(_refit_measured, best, whole or prep, frame, static.theta_bounds, s,
+                    whole is not None)
+    needed = lugre and (whole is not None or prep.torque_denoised)
+    # where the prediction fit is not taken the refit is needed: on long records it runs
+    # alongside, on a thread of its own, with the same results as one after the other
+    with ahead(refit, needed and len(whole or prep) >= OVERLAP_SAMPLES) as refitted:
+        fitted = _fit_prediction(best, prep, val, whole, frame, static.theta_bounds, s) \
+            if lugre else None
+        if fitted is not None:
+            best, data = fitted
+        elif needed:
+            best, data = refitted()
     # the refit's run has a reason of its own; where the static model is returned, the reason
     # (the LuGre run's) says whose powers went
     best.reason += dropped_note(dropped, "" if lugre else "the LuGre model's ")
@@ -692,6 +699,14 @@ def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared, 
 #: 0.06 and 2.1 rad/s levels turned into a knee at δ 4 for 0.1 %, 0.17 standard errors, and
 #: the static curve went 0.85 → 6.8 % off).
 PREDICTION_GAIN = 1.0
+
+
+#: Samples from which the final refit runs alongside the prediction-error fit
+#: (:func:`_fit_lugre`). On long records the z integrations and solves, which release the GIL,
+#: dominate and the two overlap (the 1M-sample scaling fit −9 %, 200k −11 %); on shorter ones
+#: the iterations' Python loops hold it, and the zoo's joints (15–80k samples) took 3 % longer
+#: (``DESIGN.md`` §110).
+OVERLAP_SAMPLES = 150_000
 
 
 def _fit_prediction(best: IterationResult, prep: Prepared, val: Prepared | None,  # noqa: PLR0913
@@ -768,6 +783,14 @@ def _refit(best: IterationResult, data: FrictionData, frame: RigidFrame, s: Sett
         run.fitted_on = "the whole records (held-out blocks included)"
         run.reason += f" of {run.fitted_on}"
     return run, data
+
+
+def _refit_measured(best: IterationResult, records: Prepared, frame: RigidFrame,  # noqa: PLR0913
+                    theta_bounds: tuple[float, float], s: Settings, whole: bool
+                    ) -> tuple[IterationResult, FrictionData]:
+    """:func:`_refit` on the measured torque of ``records`` (sample-averaged)."""
+    final = frame.data(records.measured(), theta_bounds, averaged=True)
+    return _refit(best, final, frame, s, whole)
 
 
 def _reiterate(run: IterationResult, start: FrictionParams, data: FrictionData,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from functools import cache
 from typing import TypeVar
 
 import numba
@@ -36,3 +38,20 @@ def in_parallel(fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
         return
     with ThreadPoolExecutor(workers) as pool:
         yield from pool.map(fn, items)
+
+
+@contextmanager
+def ahead(fn: Callable[[], R], spare: bool = True) -> Iterator[Callable[[], R]]:
+    """Start ``fn()`` on a thread while the ``with`` block runs, where ``spare`` and there is a
+    thread to spare (:func:`thread_count` > 1): the block gets a function that returns its
+    result (waiting for it), and the block's exit waits for ``fn`` whether or not the result
+    was asked for. Otherwise ``fn`` runs only if and when the block asks, in the caller, once.
+
+    For a computation the caller may need after another one that decides whether it does: the
+    two overlap, and where it is needed it is ready.
+    """
+    if not spare or thread_count() <= 1:
+        yield cache(fn)
+        return
+    with ThreadPoolExecutor(1) as pool:
+        yield pool.submit(fn).result

@@ -1,5 +1,6 @@
 """Independent computations on threads (sparsefric/threads.py)."""
 
+import threading
 import time
 
 import numba
@@ -33,3 +34,29 @@ def test_one_thread_runs_in_the_caller_and_errors_propagate(monkeypatch):
     assert next(results) == 0
     with pytest.raises(ValueError, match="bad item"):
         next(results)
+
+
+def test_a_computation_ahead_overlaps_the_block_and_runs_at_most_once(monkeypatch):
+    calls, started = [], threading.Event()
+
+    def work() -> int:
+        started.set()
+        calls.append(1)
+        return 7
+
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 2)
+    with threads.ahead(work) as result:
+        assert started.wait(5.0)  # running while the block runs, before it asks
+        assert result() == 7 and result() == 7
+    assert len(calls) == 1
+    with threads.ahead(work):
+        pass  # not asked for: the exit still waits for it
+    assert len(calls) == 2
+    started.clear()
+    for count, spare in ((1, True), (2, False)):  # no thread to spare: nothing until asked
+        monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", count)
+        with threads.ahead(work, spare) as result:
+            assert not started.is_set()
+            assert result() == 7 and result() == 7
+        started.clear()
+    assert len(calls) == 4
