@@ -29,7 +29,7 @@ the finite end rests on, and the ``extrapolated`` warning still names the extrap
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -99,20 +99,32 @@ def _projector(J: np.ndarray) -> np.ndarray:
     return U[:, s > 1e-10 * s.max(initial=0.0)]
 
 
-def _largest_unseen(rise: _Rise, seen, g0: float) -> float:
-    """The largest amplitude [N·m] ``seen`` does not rule out (to 1/2^:data:`BISECTIONS` of
-    the bracket), +∞ where no amplitude of :data:`DOUBLINGS` is ruled out."""
-    low = 0.0
-    for k in range(DOUBLINGS[0], DOUBLINGS[1] + 1):
-        high = g0 * 2.0 ** k
-        if seen(rise(high)):
-            break
-        low = high
+def _largest_unseen(rise: _Rise, excess: Callable[[np.ndarray], float], limit: float,
+                    g0: float) -> float:
+    """The largest amplitude [N·m] whose ``excess`` stays within ``limit`` (to
+    1/2^:data:`BISECTIONS` of the bracket of doublings of ``g0`` where it first exceeds it),
+    +∞ where no amplitude of :data:`DOUBLINGS` exceeds it.
+
+    The excess grows with the amplitude, at first as its square: the search starts from the
+    doubling that the smallest amplitude's excess extrapolates to and steps down or up from
+    there (2–3 steps where a walk from the smallest took 6–12)."""
+    first, last = DOUBLINGS
+    at_first = excess(rise(g0 * 2.0 ** first))
+    if at_first > limit:
+        low, high = 0.0, g0 * 2.0 ** first
     else:
-        return math.inf
+        guess = first + 0.5 * math.log2(limit / at_first) if at_first > 0 else last
+        k = int(min(max(math.floor(guess), first + 1), last))
+        while k > first + 1 and excess(rise(g0 * 2.0 ** k)) > limit:
+            k -= 1
+        while k <= last and not excess(rise(g0 * 2.0 ** k)) > limit:
+            k += 1
+        if k > last:
+            return math.inf
+        low, high = g0 * 2.0 ** (k - 1), g0 * 2.0 ** k
     for _ in range(BISECTIONS):
         mid = 0.5 * (low + high)
-        low, high = (low, mid) if seen(rise(mid)) else (mid, high)
+        low, high = (low, mid) if excess(rise(mid)) > limit else (mid, high)
     return high
 
 
@@ -143,10 +155,13 @@ def hidden_rise_bound(model: JointModel, data: Sequence[Prepared], rec: Records,
     if not scale > 0:
         return math.inf
 
-    def seen(change: np.ndarray) -> bool:
-        return bool(np.all(np.isfinite(change))
-                    and (off(residual - change) - base) / scale > critical ** 2)
+    def excess(change: np.ndarray) -> float:
+        """The rise's increase of the projected squared residual [effective variances]."""
+        if not np.all(np.isfinite(change)):
+            return math.inf
+        return (off(residual - change) - base) / scale
 
-    bounds = in_parallel(lambda d: _largest_unseen(_Rise(model, rec, omega, d), seen, g0),
+    bounds = in_parallel(lambda d: _largest_unseen(_Rise(model, rec, omega, d), excess,
+                                                   critical ** 2, g0),
                          EXPONENTS)
     return max(bounds)
