@@ -45,7 +45,8 @@ from sparsefric.uncertainty.jacobian import Records
 __all__ = ["EXPONENTS", "hidden_rise_bound", "resolved_speed"]
 
 #: Knee shapes δ of the hidden rise: the steeper the knee, the less of it reaches the speeds
-#: the transients pass at (δ 0.5 was always seen at a smaller A than δ 1 on the zoo joints).
+#: the transients pass at (with the knee that low, δ 0.5 was seen at a smaller A than δ 1 on
+#: every zoo joint tried).
 EXPONENTS = (1.0, 2.0, 4.0)
 #: Amplitudes tried, as multiples of g(0): 2^k for k from the first to the last.
 DOUBLINGS = (-6, 12)
