@@ -334,7 +334,8 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
     speeds = steady_speeds(data, base)
     omega = _ends(params, "stribeck_velocity")
     extrapolated = extrapolation_shifts(base, data, omega[0], speeds, omega[1])
-    hidden = _hidden_rise(base, data, rec, J, residual, c, speeds, omega[0], extrapolated)
+    extrapolated, hidden = _hidden_rise(base, data, rec, J, residual, c, speeds, omega[0],
+                                        extrapolated)
     table = widen(widen(widen(pd.concat([params, rows], ignore_index=True), shifts or {}),
                         extrapolated, "extrapolation_shift"), hidden, "hidden_rise")
     table = widen(table, timing_bias(base, data), "timing_shift")
@@ -349,19 +350,20 @@ def fast_uncertainty(model: JointModel, data: Sequence[Prepared], *, level: floa
 def _hidden_rise(model: JointModel, data: Sequence[Prepared], rec: Records,  # noqa: PLR0913
                  J: np.ndarray, residual: np.ndarray, c: float, speeds: np.ndarray,
                  omega_low: float | None, extrapolated: dict[str, np.ndarray]
-                 ) -> dict[str, np.ndarray]:
-    """Where the break-away is extrapolated below the steady ``speeds``
-    (:func:`~sparsefric.steps.checks.reach`) and the records rule out a rise there above some
-    height U (:func:`hidden_rise_bound`): [0, U] for the break-away and g(0), whose open tops
-    in ``extrapolated`` are closed here (changed in place; ``DESIGN.md`` §109). Else empty."""
+                 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """``extrapolated`` and the shifts of the ``hidden_rise`` column: where the break-away is
+    extrapolated below the steady ``speeds`` (:func:`~sparsefric.steps.checks.reach`) and the
+    records rule out a rise there above some height U (:func:`hidden_rise_bound`), the open
+    tops of the break-away and g(0) closed in the first and [0, U] for both in the second
+    (``DESIGN.md`` §109); else ``extrapolated`` as it is and no shifts."""
     if not (len(speeds) and checks.reach(model, speeds, omega_low)):
-        return {}
+        return extrapolated, {}
     top = hidden_rise_bound(model, data, rec, J, residual, c, float(np.min(np.abs(speeds))))
     if not np.isfinite(top):
-        return {}
-    for name in ("breakaway", "g0"):
-        extrapolated[name] = np.array([extrapolated[name][0], 0.0])
-    return {"breakaway": np.array([0.0, top]), "g0": np.array([0.0, top])}
+        return extrapolated, {}
+    names = ("breakaway", "g0")
+    closed = {name: np.array([extrapolated[name][0], 0.0]) for name in names}
+    return {**extrapolated, **closed}, {name: np.array([0.0, top]) for name in names}
 
 
 def _ends(params: pd.DataFrame, name: str) -> tuple[float | None, float | None]:
