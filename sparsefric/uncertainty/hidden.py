@@ -65,11 +65,11 @@ def resolved_speed(data: Sequence[Prepared], rec: Records) -> float:
 
 
 class _Rise:
-    """Δτ̂(A) of a rise of knee ``omega`` [rad/s] and exponent ``delta`` along ``rec``."""
+    """Δτ̂ [N·m] along ``rec`` of a rise added to ``model``'s g(q̇); the model's own friction
+    integrated once, for every shape and amplitude tried."""
 
-    def __init__(self, model: JointModel, rec: Records, omega: float, delta: float):
+    def __init__(self, model: JointModel, rec: Records):
         self.model, self.rec = model, rec
-        self.shape = np.exp(-np.abs(rec.qd / omega) ** delta)
         p = model.friction
         if model.kind == "lugre":
             self.g = stribeck_g(rec.qd, p)
@@ -85,10 +85,15 @@ class _Rise:
             out.append(p.sigma0 * z + p.sigma1 * zd)
         return np.concatenate(out)
 
-    def __call__(self, amplitude: float) -> np.ndarray:
+    def shape(self, omega: float, delta: float) -> np.ndarray:
+        """e^(−|q̇/Ω|^δ) at the samples, Ω = ``omega`` [rad/s | m/s]."""
+        return np.exp(-np.abs(self.rec.qd / omega) ** delta)
+
+    def __call__(self, shape: np.ndarray, amplitude: float) -> np.ndarray:
+        """Δτ̂ of the rise ``amplitude`` × ``shape`` [N·m]."""
         if self.model.kind != "lugre":
-            return self.rec.average(amplitude * self.shape * self.sign)
-        return self.rec.average(self._friction(self.g + amplitude * self.shape) - self.before)
+            return self.rec.average(amplitude * shape * self.sign)
+        return self.rec.average(self._friction(self.g + amplitude * shape) - self.before)
 
 
 def _projector(J: np.ndarray) -> np.ndarray:
@@ -100,8 +105,8 @@ def _projector(J: np.ndarray) -> np.ndarray:
     return U[:, s > 1e-10 * s.max(initial=0.0)]
 
 
-def _largest_unseen(rise: _Rise, excess: Callable[[np.ndarray], float], limit: float,
-                    g0: float) -> float:
+def _largest_unseen(rise: Callable[[float], np.ndarray],
+                    excess: Callable[[np.ndarray], float], limit: float, g0: float) -> float:
     """The largest amplitude [N·m] whose ``excess`` stays within ``limit`` (to
     1/2^:data:`BISECTIONS` of the bracket of doublings of ``g0`` where it first exceeds it),
     +∞ where no amplitude of :data:`DOUBLINGS` exceeds it.
@@ -162,7 +167,10 @@ def hidden_rise_bound(model: JointModel, data: Sequence[Prepared], rec: Records,
             return math.inf
         return (off(residual - change) - base) / scale
 
-    bounds = in_parallel(lambda d: _largest_unseen(_Rise(model, rec, omega, d), excess,
-                                                   critical ** 2, g0),
-                         EXPONENTS)
-    return max(bounds)
+    rise = _Rise(model, rec)
+
+    def largest(delta: float) -> float:
+        shape = rise.shape(omega, delta)
+        return _largest_unseen(lambda a: rise(shape, a), excess, critical ** 2, g0)
+
+    return max(in_parallel(largest, EXPONENTS))
