@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from sparsefric import interrupts
 from sparsefric.errors import OptionError
 from sparsefric.options import mention
 
@@ -30,7 +31,9 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` only on success.
 
     The temporary file lives in the same directory so that the final ``os.replace`` is atomic
-    on POSIX file systems. On any exception (including ``KeyboardInterrupt``) it is removed.
+    on POSIX file systems. On any exception (including ``KeyboardInterrupt``) it is removed,
+    and a Ctrl-C or SIGTERM noted meanwhile is raised before the rename
+    (:func:`sparsefric.interrupts.check`).
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -42,6 +45,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     os.chmod(tmp_path, 0o666 & ~umask)  # mkstemp makes 0600; results are ordinary files
     try:
         yield tmp_path
+        interrupts.check()
         os.replace(tmp_path, target)
     except BaseException:
         tmp_path.unlink(missing_ok=True)
@@ -58,8 +62,10 @@ def publish(stage: Path, out: Path, managed: Sequence[str] = ()) -> None:
     """Move staged files into ``out``; ``model.json`` last so that it marks a complete run.
 
     Files named in ``managed`` that an earlier run left in ``out`` and this one does not write
-    again are removed first, so that a directory never mixes two runs.
+    again are removed first, so that a directory never mixes two runs. A Ctrl-C or SIGTERM
+    noted during the run is raised first (:func:`sparsefric.interrupts.check`).
     """
+    interrupts.check()
     out.mkdir(parents=True, exist_ok=True)
     for name in managed:
         old = out / name

@@ -18,17 +18,16 @@ One module per command holds its parser and what it runs (:mod:`~sparsefric.cli.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import signal
 import sys
 import warnings
 from collections.abc import Sequence
 
-from sparsefric import __version__
+from sparsefric import __version__, interrupts
 from sparsefric.cli import batch, cve, identify, predict, simulate
 from sparsefric.cli.common import EXIT_WARNINGS, _examples, _Parser
 from sparsefric.cli.identify import DEFAULT_OUT
 from sparsefric.errors import EXIT_USAGE, OptionError, SparsefricError
+from sparsefric.interrupts import Terminated
 from sparsefric.model_commands import add_parsers as _model_file_parsers
 from sparsefric.options import as_flags, flag
 
@@ -66,29 +65,6 @@ def _message(exc: SparsefricError) -> str:
     return as_flags(str(exc))
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM received: unwinds like Ctrl-C, so that staged results are removed."""
-
-
-def _terminate(signum, frame) -> None:
-    raise Terminated()
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt():
-    """SIGTERM (``kill``, batch schedulers) raises :class:`Terminated` while the command runs
-    (main thread only; elsewhere the default action stays)."""
-    try:
-        previous = signal.signal(signal.SIGTERM, _terminate)
-    except ValueError:  # not the main thread of the main interpreter
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def _interrupted(exc: BaseException) -> int:
     name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
     word = "terminated" if name == "SIGTERM" else "interrupted"
@@ -103,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     3 for warnings under ``--strict``, 130 after Ctrl-C, 143 after SIGTERM)."""
     args = build_parser().parse_args(argv)
     try:
-        with _sigterm_as_interrupt(), warnings.catch_warnings():
+        with interrupts.handled(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return args.run(args)
     except SparsefricError as exc:
