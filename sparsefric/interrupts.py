@@ -3,11 +3,12 @@ result is published.
 
 Python runs a signal handler in the main thread between two steps of its code, and the
 exception the handler raises goes up from that step. Where the step is Python code that C code
-called and whose errors it discards (a pandas dtype's ``__eq__`` or ``__hash__`` behind a
-dictionary lookup in numpy), the exception is lost: about one run in twenty interrupted during
-the fit went on, wrote its results and exited with status 0. So the handlers installed by
-:func:`handled` also note the signal, and :func:`check`, which every publication of results
-calls (:mod:`sparsefric.atomic`), raises it again there.
+called and whose errors it discards (likely a pandas dtype's ``__eq__`` or ``__hash__``
+behind a dictionary lookup in numpy; ``DESIGN.md`` §112), the exception is lost: about one
+run in twenty interrupted during the fit went on, wrote its results and exited with
+status 0. So the handlers installed by :func:`handled` also note the signal, and
+:func:`check`, which every publication of results calls (:mod:`sparsefric.atomic`), raises it
+again there.
 
 Outside :func:`handled` (a notebook, a library caller) nothing is noted and :func:`check` does
 nothing.
