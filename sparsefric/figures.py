@@ -111,7 +111,7 @@ class Evaluation:
 #: (:data:`sparsefric.selection.LINEAR_VISCOUS`, :data:`sparsefric.selection.EXPONENT`,
 #: :data:`sparsefric.selection.ADDED`, :data:`sparsefric.selection.VISCOUS_ADDED`,
 #: :data:`sparsefric.selection.LINEAR_EXPONENT`, :data:`sparsefric.selection.LINEAR_ADDED`,
-#: :data:`sparsefric.selection.LOWER_POWER`).
+#: :data:`sparsefric.selection.LOWER_POWER`, :data:`sparsefric.selection.COULOMB_ADDED`).
 VARIANT_LABELS = {"linear viscous": "the same support, viscous q̇ only",
                   "exponent": "the selected support, another Stribeck δ",
                   "stribeck added": "the selected support, a Stribeck term added",
@@ -119,7 +119,8 @@ VARIANT_LABELS = {"linear viscous": "the same support, viscous q̇ only",
                   "linear viscous, exponent": "the selected support, viscous q̇ only and "
                                               "another Stribeck δ",
                   "linear viscous added": "the same support, viscous q̇ added",
-                  "lower viscous power": "the selected support, a viscous power lowered by 2"}
+                  "lower viscous power": "the selected support, a viscous power lowered by 2",
+                  "coulomb added": "the selected support, the Coulomb level added"}
 
 
 def selection(table: pd.DataFrame, unit: dict[str, str]) -> Figure:
@@ -136,7 +137,7 @@ def selection(table: pd.DataFrame, unit: dict[str, str]) -> Figure:
     for (variant, label), color in zip(VARIANT_LABELS.items(), (COLORS["step1"],
                                                                 COLORS["reference"],
                                                                 COLORS["cve"], CYCLE[5], CYCLE[6],
-                                                                CYCLE[7], CYCLE[9]),
+                                                                CYCLE[7], CYCLE[9], CYCLE[8]),
                                        strict=True):
         rows = extra[extra["variant"] == variant]
         if len(rows):

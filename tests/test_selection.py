@@ -20,6 +20,7 @@ from sparsefric.selection import (
     SteadyLevels,
     absolute_rss,
     aicc,
+    coulomb_addition,
     default_parts,
     exponent_variants,
     hierarchical,
@@ -267,6 +268,40 @@ def test_a_viscous_slope_is_added_to_a_stribeck_support_without_one():
     assert viscous_addition(cache, added, solver, set()) == []
     no_stribeck = _refitted(cache, np.isin(kinds, ["inertia", "coulomb"]))
     assert viscous_addition(cache, no_stribeck, solver, set()) == []
+
+
+def test_a_coulomb_level_is_added_to_a_rise_that_carries_the_dry_friction_alone():
+    """From inertia, q̇ and the true Stribeck column refitted with Ω_s far above the recorded
+    speeds and no Coulomb level — the rise then stands for the level 3 N, and c₁ is refitted
+    to 0 — the Coulomb column is added, alone and with each viscous power the support lacks,
+    and refitted from every Ω_s of the grid: the variant with q̇ back is the truth (f_c 3 N,
+    the rise's knee at 0.05 m/s), every variant keeps the start's columns, and a support
+    with a Coulomb level gets none, nor one whose Coulomb column is kept (not a candidate)."""
+    cache, kinds, _ = _stribeck_delta_2_5(n_viscous=3)
+    terms = cache.library.terms()
+    power = np.array([t.param if t.kind == "viscous" else 0 for t in terms])
+    support = (kinds == "inertia") | (power == 1)
+    support[[i for i, t in enumerate(terms) if t.kind == "stribeck" and t.param == 2.5]] = True
+    solver = SR3Newton(0.0)
+    coef, theta = solver.refit_support(cache, support, np.log(5.0))
+    start = SR3Result(coef, coef != 0, theta, solver.fit_error(cache, coef, theta), 0, True)
+    assert start.omega > 1.0 and not start.support[power > 0].any()
+    seen = {start.support.tobytes()}
+    variants = coulomb_addition(cache, start, solver, seen)
+    coulomb = kinds == "coulomb"
+    assert variants and all(v.support[start.support].all() and v.support[coulomb]
+                            for v in variants)
+    assert len(seen) == 1 + 4  # alone, with q̇, q̇² or q̇³
+    linear = [v for v in variants if v.support[power > 0].tolist() == [True, False, False]]
+    best = min(linear, key=lambda v: v.error)
+    assert best.coef[coulomb].item() == pytest.approx(3.0, rel=0.01)
+    assert best.omega == pytest.approx(0.05, rel=0.02)
+    assert best.coef[power == 1].item() == pytest.approx(1.5, rel=0.02)
+    assert best.error < 0.1 * start.error
+    assert coulomb_addition(cache, start, solver, seen) == []  # each support once
+    assert coulomb_addition(cache, best, solver, set()) == []
+    kept = GramCache(cache.library, cache.signals, cache.tau, ("inertia", "coulomb"))
+    assert coulomb_addition(kept, start, solver, set()) == []  # the LuGre steps keep it
 
 
 def _two_levels_and_ramps(speeds: list[float], n: int, rng: np.random.Generator

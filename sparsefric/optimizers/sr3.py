@@ -492,8 +492,12 @@ class SR3Newton:
         and δ = 4 fit the same friction with Ω_s a decade apart). The points are at most a
         factor e apart on the usual bounds, the reach of the Brent search that follows."""
         profile = self._profile(cache, support, shape=False)
-        grid = np.r_[theta, np.linspace(*self._bounds(cache), n)]
+        grid = np.r_[theta, self.theta_grid(cache, n)]
         return float(grid[int(np.argmin([profile(th) for th in grid]))])
+
+    def theta_grid(self, cache: GramCache, n: int = 12) -> np.ndarray:
+        """``n`` values of θ = ln Ω_s evenly spaced over the bounds (:meth:`scan_theta`)."""
+        return np.linspace(*self._bounds(cache), n)
 
     @staticmethod
     def _profile(cache: GramCache, support: np.ndarray,

@@ -272,8 +272,9 @@ def structure_shifts(sweep: SweepResult, level: float = 0.95) -> dict[str, np.nd
     linear-viscous variants, the exchanges of Stribeck exponents
     (:data:`~sparsefric.selection.EXPONENT`), the Stribeck and viscous additions
     (:data:`~sparsefric.selection.ADDED`, :data:`~sparsefric.selection.VISCOUS_ADDED`,
-    :data:`~sparsefric.selection.LINEAR_ADDED`) and the lowered viscous powers
-    (:data:`~sparsefric.selection.LOWER_POWER`), each one the selection may choose (column
+    :data:`~sparsefric.selection.LINEAR_ADDED`), the lowered viscous powers
+    (:data:`~sparsefric.selection.LOWER_POWER`) and the Coulomb levels added
+    (:data:`~sparsefric.selection.COULOMB_ADDED`), each one the selection may choose (column
     ``hierarchical``) — by ascending Δ = AICc − AICc_selected, is kept
     until the Akaike weights w ∝ e^{−Δ/2} sum to ``level`` (Burnham and Anderson's confidence
     set of models; a support the path holds over several λ counts once). The structure is a
