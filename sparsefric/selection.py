@@ -587,10 +587,10 @@ COULOMB_ADDED = "coulomb added"
 
 def coulomb_addition(cache: GramCache, res: SR3Result, solver: SR3Newton,
                      seen: set[bytes]) -> list[SR3Result]:
-    """The support of ``res``, if it holds a Stribeck column and no Coulomb level among the
-    candidates (step 1: the LuGre steps keep the column, §8, and their fit may hold it at 0),
-    with the Coulomb column added, alone and with each viscous power it lacks,
-    each refitted from every Ω_s of the grid of
+    """The support of ``res``, if it holds a Stribeck column and lacks the Coulomb column
+    where that is a candidate (step 1; the LuGre steps keep it, ``DESIGN.md`` §8), with the
+    Coulomb column added, alone and with each viscous power it lacks, each refitted from
+    every Ω_s of the grid of
     :meth:`~sparsefric.optimizers.sr3.SR3Newton.theta_grid`, one variant per distinct Ω_s
     reached: the training error alone does not choose the knee, AICc on the scoring data
     does. A refit that zeroes a column of the support is left out, and so is a support in
