@@ -171,6 +171,31 @@ def test_cve_of_a_lugre_model_waits_for_the_bristles_and_removes_the_inertia_for
     assert checks.cve_of(prepared, static).friction.iloc[0] == pytest.approx(free, rel=0.01)
 
 
+def test_settled_levels_weigh_a_level_by_how_far_it_still_rises():
+    """The soft bristle above, with a model whose σ0 is twice the truth's: its settle distance
+    is half the truth's, and the level measured past it is 3.7 % low, four errors off. Past
+    twice that distance the level is 1.1 % low, and its change between the two distances,
+    added to its error, holds the truth within one error. On passes of 0.1 rad, too short to
+    settle twice over, the well-settled levels have none."""
+    from sparsefric.preprocessing import prepare
+    from sparsefric.simulate import Sensors, simulate_moves
+
+    sigma0 = TRUTH.g0 / 0.012
+    soft = TRUTH.with_(sigma0=sigma0, sigma1=2 * np.sqrt(sigma0 * TRUTH.inertia))
+    steady = soft.static_friction(np.array([0.03]))[0]
+
+    def prepared(half: float) -> list:
+        return [prepare([simulate_moves(soft, -half, half, 0.03, 2.0, cycles=3,
+                                        sensors=Sensors(seed=3))])]
+
+    stiff = soft.with_(sigma0=2 * sigma0)
+    near = checks.steady_levels(checks.cve_of(prepared(0.08), stiff))
+    assert abs(near.friction[0] - steady) > 3 * near.error[0]
+    far = checks.settled_levels(prepared(0.08), stiff)
+    assert abs(far.friction[0] - steady) < far.error[0]
+    assert len(checks.settled_levels(prepared(0.05), soft).velocity) == 0
+
+
 def test_cve_points_the_curve_misses_are_named():
     v = np.array([0.03, 0.127, 1.75])
     measured = TRUTH.static_friction(v)

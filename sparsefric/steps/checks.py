@@ -320,14 +320,51 @@ def _standard_error(cve: pd.DataFrame) -> np.ndarray:
 CVE_FLOOR = 0.005
 
 
-def steady_levels(cve: pd.DataFrame) -> SteadyLevels:
+def steady_levels(cve: pd.DataFrame, systematic: np.ndarray | None = None) -> SteadyLevels:
     """The CVE points of ``cve`` (:func:`cve_of`) as levels a sweep scores its models on, their
-    error the standard error and :data:`CVE_FLOOR` in quadrature."""
+    error the standard error, :data:`CVE_FLOOR` and a ``systematic`` error [N·m] of each
+    point, if given, in quadrature."""
     friction = cve["friction"].to_numpy(float)
     error = np.hypot(_standard_error(cve), CVE_FLOOR * np.abs(friction))
+    if systematic is not None:
+        error = np.hypot(error, systematic)
     keep = (error > 0) & np.isfinite(friction)
     speed = np.abs(cve["velocity"].to_numpy(float))[keep]
     return SteadyLevels(speed, friction[keep], error[keep], _levels(np.sort(speed)))
+
+
+#: Settle distance, in multiples of :func:`cve_of`'s, past which the levels that hold the
+#: prediction-error fit are measured (:func:`settled_levels`).
+ANCHOR_SETTLE = 2.0
+
+
+def settled_levels(prepared: Sequence, model: JointModel) -> SteadyLevels:
+    """The CVE levels of ``prepared`` measured past :data:`ANCHOR_SETTLE` times ``model``'s
+    settle distance, each with its change from the level past the settle distance itself
+    added to its error (:func:`steady_levels`); a level that only the shorter distance gives
+    has its own size as that change, and no weight.
+
+    A level whose passes are still rising to the steady friction moves between the two and
+    weighs less: the settle distance is the model's g(0)/σ0, and a σ0 too high shortens it.
+    On zoo joint 1579784190/29 (σ0 826 for the truth's 642) the 0.017 rad/s record gave a
+    level of 7.97 N·m from 4 position bins, the truth's curve 9.67 there, and the
+    prediction-error fit held to it took the inertia −64 % and the test error 5.5 × the
+    truth's; past twice the distance the record gives no level (``DESIGN.md`` §115)."""
+    far, near = cve_of(prepared, model, ANCHOR_SETTLE), cve_of(prepared, model)
+    return steady_levels(far, np.abs(far["friction"].to_numpy(float) - _matched(far, near)))
+
+
+def _matched(cve: pd.DataFrame, other: pd.DataFrame, within: float = 0.05) -> np.ndarray:
+    """The friction [N·m] of the point of ``other`` of the same record nearest in speed to
+    each point of ``cve``, within ``within`` of it relative; 0 where there is none."""
+    out = np.zeros(len(cve))
+    for i, (name, v) in enumerate(zip(cve["trajectory"], cve["velocity"], strict=True)):
+        same = other[other["trajectory"] == name]
+        if len(same):
+            off = np.abs(same["velocity"].to_numpy(float) / v - 1.0)
+            if off.min() < within:
+                out[i] = float(same["friction"].to_numpy(float)[off.argmin()])
+    return out
 
 
 def consistency(model: JointModel, cve: pd.DataFrame) -> list[Finding]:
@@ -599,7 +636,8 @@ def slowest_steady_speed(cve: pd.DataFrame) -> float:
     return float(np.min(steady_speeds(cve), initial=np.inf))
 
 
-def cve_of(prepared: Sequence, model: JointModel | None = None) -> pd.DataFrame:
+def cve_of(prepared: Sequence, model: JointModel | None = None, settle_factor: float = 1.0
+           ) -> pd.DataFrame:
     """CVE points of every record of the :class:`~sparsefric.preprocessing.Prepared` sets.
 
     With the ``model`` they measure steady friction more closely: the torque net of its inertia
@@ -609,9 +647,10 @@ def cve_of(prepared: Sequence, model: JointModel | None = None) -> pd.DataFrame:
     move (:data:`~sparsefric.validation.SETTLE_DEFLECTIONS`). On a zoo joint with a soft bristle
     (g(0)/σ0 = 7 mrad, passes of 75 mrad at 0.03 rad/s) the friction rose over the first third
     of every pass, the point came out 11 % below the truth's 19.3 N·m, and the consistency
-    check reported a miss of a model 2 % off it (``DESIGN.md`` §80)."""
+    check reported a miss of a model 2 % off it (``DESIGN.md`` §80). ``settle_factor``: a
+    multiple of that distance to skip instead."""
     inertia = model.inertia if model is not None else 0.0
-    settle = settle_distance(model)
+    settle = settle_factor * settle_distance(model)
     frames = []
     for prep in prepared:
         x = prep.signals

@@ -11,7 +11,7 @@ and its training and validation torque is fitted 12 % better (RMS) at δ 1.23, b
 Here every nonlinear parameter, φ = (ln f_c, ln A_i, ln Ω_s, ln δ_i, ln σ0), moves to the
 minimum of
 
-    ‖r(φ)‖² / s² + ‖φ − φ₀‖² / w²,
+    ‖r(φ)‖² / s² + ‖φ − φ₀‖² / w² + Σ_k ((F(v_k; φ) − F_k) / e_k)²,
 
 r the residual of the least squares that refits the linear parameters at φ (σ1, the viscous
 coefficients and the rigid body, under the constraints of the inner loop:
@@ -22,7 +22,13 @@ square of r at the start times its integrated correlation time
 samples), φ₀ the start and w = :data:`PRIOR_WIDTH`. The second term is a prior: moving a
 parameter by a factor e costs what the fit gains by one effective residual variance, so it
 keeps a parameter the data leave free (a rise below the slowest steady speed, a σ0 beyond what
-the transients resolve) near where the iterations put it. The solver is
+the transients resolve) near where the iterations put it. The third term, where steady levels
+are given (:class:`~sparsefric.selection.SteadyLevels`: F_k the friction measured at the
+constant speed v_k, e_k its standard error with a 0.5 % floor), holds the static curve F(v; φ),
+the mean of both directions (:func:`~sparsefric.lugre.direction_mean_curve`), to what the
+steady moves measure without a model: a few rows among tens of thousands, they weigh where
+the transients leave the curve free and the residual's whiteness would trade it for a better
+fit of the ramps (``DESIGN.md`` §115). The solver is
 ``scipy.optimize.least_squares`` (trust-region reflective, finite-difference Jacobian) within
 bounds: Ω_s within what the sliding samples resolve, δ within the library's exponents, f_c and
 each A_i below the data's plausible g(0) (their sum is not bounded: a result above it is
@@ -45,7 +51,8 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from sparsefric.hac import correlation_time
-from sparsefric.lugre import FrictionParams, stribeck_g
+from sparsefric.lugre import FrictionParams, direction_mean_curve, stribeck_g
+from sparsefric.selection import SteadyLevels
 from sparsefric.steps.iterations import (
     FrictionData,
     IterationResult,
@@ -190,7 +197,8 @@ def start_refit(run: IterationResult, data: FrictionData, refit_rigid: bool = Tr
 
 def prediction_fit(run: IterationResult, data: FrictionData,  # noqa: PLR0913
                    deltas: Sequence[float] | None, refit_rigid: bool = True,
-                   tau_norm: float = 1.0, max_steps: int = MAX_STEPS) -> IterationResult:
+                   tau_norm: float = 1.0, max_steps: int = MAX_STEPS,
+                   steady: SteadyLevels | None = None) -> IterationResult:
     """``run``'s model with every nonlinear parameter at the minimum of the regularised
     prediction error on ``data`` (see the module doc), its structure kept.
 
@@ -210,6 +218,9 @@ def prediction_fit(run: IterationResult, data: FrictionData,  # noqa: PLR0913
     max_steps : int
         Largest number of residual evaluations the solver makes, finite-difference Jacobians
         aside (:data:`MAX_STEPS`).
+    steady : SteadyLevels, optional
+        Constant-velocity levels [rad/s | m/s, N·m | N] the static curve is held to (the
+        module doc's third term); none where None.
 
     Returns
     -------
@@ -236,9 +247,12 @@ def prediction_fit(run: IterationResult, data: FrictionData,  # noqa: PLR0913
         return run
 
     def cost(phi: np.ndarray) -> np.ndarray:
-        r = _evaluate(phi, layout, start, refits.get())[0]
-        r = np.where(np.isfinite(r), r, 1e6 * scale)
-        return np.r_[r / scale, (phi - phi0) / PRIOR_WIDTH]
+        r, params, _ = _evaluate(phi, layout, start, refits.get())
+        rows = [np.where(np.isfinite(r), r, 1e6 * scale) / scale, (phi - phi0) / PRIOR_WIDTH]
+        if steady is not None and len(steady.velocity):
+            rows.append(_level_misses(params, steady) if np.all(np.isfinite(r))
+                        else np.full(len(steady.velocity), 1e6))
+        return np.concatenate(rows)
 
     # the Jacobian's steps are independent z integrations and solves (numba and LAPACK
     # release the GIL): scipy maps them over ``workers``, the same steps in the same order
@@ -246,6 +260,12 @@ def prediction_fit(run: IterationResult, data: FrictionData,  # noqa: PLR0913
                         method="trf", workers=_thread_map)
     _, params, rigid = _evaluate(sol.x, layout, start, refit)
     return _scored(run, params, rigid, data, tau_norm)
+
+
+def _level_misses(params: FrictionParams, steady: SteadyLevels) -> np.ndarray:
+    """(F(v_k) − F_k) / e_k [-]: the static curve of ``params`` off each steady level, in its
+    standard errors."""
+    return (direction_mean_curve(steady.velocity, params) - steady.friction) / steady.error
 
 
 def on_grid(params: FrictionParams, deltas: Sequence[float]) -> FrictionParams:
