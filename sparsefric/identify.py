@@ -285,15 +285,22 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
     again with the validation records fitted, and that model is kept if it misses fewer
     constant-velocity levels of all the records: a missed validation record shows a regime
     the training records do not (``DESIGN.md`` §70), and a missed training level a term the
-    training records alone could not tell from the ones kept (§91). Where that second
-    identification ends in an error (an inadmissible model), the first stands with its
-    warnings.
+    training records alone could not tell from the ones kept (§91). So too where the LuGre
+    model fitted on the training records alone missed a validation record (or held-out
+    block) that its refit on every record then met
+    (:attr:`~sparsefric.result.IdentificationResult.validation_misses`): the refit bends the
+    kept structure towards it, and the identification with it fitted is kept if it misses no
+    more levels (§115). Where that second identification ends in an error (an inadmissible
+    model), the first stands with its warnings.
     """
     result = _identify(train, validate, s, progress)
     if any(f.code == "validation_pooled" for f in result.findings):
         return result
     miss = checks.cve_misses(result.model, result.cve)
     missed = _missed_records(result.cve, miss) if validate else []
+    refitted = not missed and bool(result.validation_misses)
+    if refitted:
+        missed = result.validation_misses
     if not missed:
         return result
     try:
@@ -304,16 +311,25 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
         # dry friction left, though the training model was admissible (f_c within 2 %)
         return result
     before, after = int(miss.sum()), int(checks.cve_misses(pooled.model, pooled.cve).sum())
-    if not after < before:
+    if not (after < before or refitted and after <= before):
         return result
-    pooled.findings.append(Finding(
-        "warning", "validation_pooled",
-        f"the model fitted on the training records missed the constant-velocity friction of "
-        f"record{'s' * (len(missed) > 1)} {', '.join(missed)} ({before} speed "
-        f"level{'s' * (before > 1)} of all records missed); fitted with the validation "
-        f"records too, it misses {after}: AICc scores the union in-sample, so judge the "
-        "model on test data"))
+    pooled.findings.append(Finding("warning", "validation_pooled",
+                                   _pooled_message(missed, before, after, refitted)))
     return pooled
+
+
+def _pooled_message(missed: list[str], before: int, after: int, refitted: bool) -> str:
+    """The warning of a model identified with the validation records fitted: the ``missed``
+    records, the levels of all records missed ``before`` and ``after``; ``refitted``: the
+    records were missed by the training fit alone, ``before`` counts its refit's misses."""
+    records = f"record{'s' * (len(missed) > 1)} {', '.join(missed)}"
+    levels = f"{before} speed level{'s' * (before != 1)} of all records"
+    told = (f"alone missed the constant-velocity friction of {records}, and its refit on every "
+            f"record, which bends its structure towards them, misses {levels}" if refitted
+            else f"missed the constant-velocity friction of {records} ({levels} missed)")
+    return (f"the model fitted on the training records {told}; fitted with the validation "
+            f"records too, it misses {after}: AICc scores the union in-sample, so judge the "
+            "model on test data")
 
 
 def _missed_records(cve: pd.DataFrame, miss: np.ndarray) -> list[str]:
@@ -676,8 +692,12 @@ def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared, 
     # where the prediction fit is not taken the refit is needed: on long records it runs
     # alongside, on a thread of its own, with the same results as one after the other
     with ahead(refit, needed and len(whole or prep) >= OVERLAP_SAMPLES) as refitted:
-        fitted = _fit_prediction(best, prep, val, whole, frame, static.theta_bounds, s) \
-            if lugre else None
+        levels = Anchors.of(model_of(best), prep, val, whole) \
+            if lugre and val is not None else None
+        if levels is not None:
+            result.validation_misses = levels.misses
+        fitted = _fit_prediction(best, prep, val, whole, frame, static.theta_bounds, s,
+                                 levels) if levels is not None else None
         if fitted is not None:
             best, data = fitted
         elif needed:
@@ -709,55 +729,117 @@ PREDICTION_GAIN = 1.0
 OVERLAP_SAMPLES = 150_000
 
 
-def _fit_prediction(best: IterationResult, prep: Prepared, val: Prepared | None,  # noqa: PLR0913
+@dataclass(frozen=True)
+class Anchors:
+    """The constant-velocity levels the prediction-error fit holds the static curve to
+    (:func:`~sparsefric.steps.prediction.prediction_fit`'s ``steady``), and the validation
+    records whose levels the model fitted on the training records alone misses.
+
+    Attributes
+    ----------
+    train : SteadyLevels
+        The training records' levels, for the fit on them alone.
+    every : SteadyLevels
+        Every record's levels, for the refit on every record.
+    strays : list of str
+        Validation records (or held-out blocks) whose levels the training model misses beyond
+        their scatter and by more than :data:`~sparsefric.steps.checks.CVE_WARN_TOLERANCE`:
+        they are refitted on every record even where the gate refuses the training fit.
+    misses : list of str
+        Those it misses by :data:`~sparsefric.steps.checks.CVE_TOLERANCE`
+        (:attr:`IdentificationResult.validation_misses`).
+    """
+
+    train: SteadyLevels
+    every: SteadyLevels
+    strays: list[str]
+    misses: list[str]
+
+    @classmethod
+    def of(cls, model: JointModel, prep: Prepared, val: Prepared, whole: Prepared | None
+           ) -> Anchors:
+        """The levels of ``model`` (the kept run's) on the training records ``prep``, the
+        validation records ``val`` and the whole records ``whole`` (None where none were
+        held out), each net of its inertia force, well settled
+        (:func:`~sparsefric.steps.checks.settled_levels`)."""
+        held = checks.cve_of([val], model)
+
+        def missed(tolerance: float) -> list[str]:
+            return _missed_records(held, checks.cve_misses(model, held, tolerance))
+
+        return cls(checks.settled_levels([prep], model),
+                   checks.settled_levels([whole or prep, val], model),
+                   missed(checks.CVE_WARN_TOLERANCE), missed(checks.CVE_TOLERANCE))
+
+
+def _fit_prediction(best: IterationResult, prep: Prepared, val: Prepared,  # noqa: PLR0913
                     whole: Prepared | None, frame: RigidFrame,
-                    theta_bounds: tuple[float, float] | None, s: Settings
+                    theta_bounds: tuple[float, float] | None, s: Settings, levels: Anchors
                     ) -> tuple[IterationResult, FrictionData] | None:
     """The kept run with its nonlinear parameters at the minimum of the prediction error
-    (:func:`~sparsefric.steps.prediction.prediction_fit`), where that predicts the validation
-    data ``val`` (the held-out blocks where no validation file was given) better by
-    :data:`PREDICTION_GAIN` standard errors than the run with only its linear parameters
-    refitted (:func:`~sparsefric.steps.prediction.start_refit`), both on the measured torque
-    of the training data ``prep``. Then it is fitted again on every record given, training and
-    validation (the whole records, ``whole``, where blocks were held out): scikit-learn's
-    refit, so that what the validation records show of the friction is fitted once they have
-    chosen; and once more with its exponents held at the library's nearest
-    (:func:`~sparsefric.steps.prediction.on_grid`). None where it does not predict better, is
-    inadmissible or puts the inertia at or below zero (the fit on every record too), or where
-    there are no validation data (``DESIGN.md`` §101).
+    (:func:`~sparsefric.steps.prediction.prediction_fit`, the static curve held to the steady
+    ``levels``), where that predicts the validation data ``val`` (the held-out blocks where no
+    validation file was given) better by :data:`PREDICTION_GAIN` standard errors than the run
+    with only its linear parameters refitted (:func:`~sparsefric.steps.prediction.start_refit`),
+    both on the measured torque of the training data ``prep``. Then it is fitted again on every
+    record given, training and validation (the whole records, ``whole``, where blocks were held
+    out): scikit-learn's refit, so that what the validation records show of the friction is
+    fitted once they have chosen; and once more with its exponents held at the library's
+    nearest (:func:`~sparsefric.steps.prediction.on_grid`). Where the gate refuses the training
+    fit but the kept run misses a validation record's steady level (``levels.strays``), the
+    refit on every record starts from the kept run: the validation records show friction the
+    training ones do not, and a fit that sees them is owed (``DESIGN.md`` §115). None where
+    neither holds, or the refit is inadmissible or puts the inertia at or below zero
+    (``DESIGN.md`` §101).
 
     The gate judges the training fit with δ free; the model returned, fitted on every record
     with δ on the grid, is judged only for admissibility: the validation records are in its
     fit, and no records are left to judge it on but the test's."""
-    if val is None:
-        return None
     train = frame.data(prep.measured(), theta_bounds, averaged=True)
     norm = float(np.linalg.norm(train.tau))
-    first = prediction_fit(best, train, s.deltas, s.iterations.refit_rigid, norm)
-    if first is best or not frame.accepts(first):
-        return None
-    check = frame.data(val.measured(), theta_bounds)
-    reference = start_refit(best, train, s.iterations.refit_rigid, norm)
-    before, after = run_residual(reference, check), run_residual(first, check)
-    z = paired_gain(before, after)
-    if not z > PREDICTION_GAIN:
+    first = prediction_fit(best, train, s.deltas, s.iterations.refit_rigid, norm,
+                           steady=levels.train)
+    gate = _prediction_gate(best, first, frame.data(val.measured(), theta_bounds), train,
+                            frame, s, norm)
+    if gate is None and not levels.strays:
         return None
     every, records = (whole, "the whole records (held-out blocks included)") \
         if whole is not None else (prep.join(val), "the training and validation records")
     data = frame.data(every.measured(), theta_bounds, averaged=True)
     norm = float(np.linalg.norm(data.tau))
-    run = prediction_fit(first, data, s.deltas, s.iterations.refit_rigid, norm)
+    run = prediction_fit(first if gate is not None else best, data, s.deltas,
+                         s.iterations.refit_rigid, norm, steady=levels.every)
     gridded = replace(run, params=on_grid(run.params, s.deltas))
-    run = prediction_fit(gridded, data, None, s.iterations.refit_rigid, norm)
+    run = prediction_fit(gridded, data, None, s.iterations.refit_rigid, norm,
+                         steady=levels.every)
     if run is gridded or not frame.accepts(run):
         return None
-    gain = 1.0 - float(np.linalg.norm(after) / np.linalg.norm(before))
     run.fitted_on = records
+    why = (f"fitted on the training records alone, that minimum predicts the validation "
+           f"torque {100 * gate[0]:.2g} % better, {gate[1]:.1f} standard errors"
+           if gate is not None else "the model fitted on the training records alone misses "
+           f"the constant-velocity friction of {', '.join(levels.strays)}")
     run.reason += (f"; refitted on the measured torque of {records} with its nonlinear "
-                   "parameters at the minimum of the prediction error (fitted on the training "
-                   f"records alone, that minimum predicts the validation torque {100 * gain:.2g} "
-                   f"% better, {z:.1f} standard errors) and its exponents on the library's grid")
+                   f"parameters at the minimum of the prediction error ({why}) and its "
+                   "exponents on the library's grid")
     return run, data.with_rigid(run.rigid)
+
+
+def _prediction_gate(best: IterationResult, first: IterationResult, check: FrictionData,  # noqa: PLR0913
+                     train: FrictionData, frame: RigidFrame, s: Settings, norm: float
+                     ) -> tuple[float, float] | None:
+    """(relative gain [-], standard errors) by which the prediction-error fit on the training
+    records, ``first``, predicts the validation data ``check`` better than ``best`` with its
+    linear parameters refitted on ``train``; None where ``first`` is no fit, is inadmissible
+    or gains less than :data:`PREDICTION_GAIN` standard errors."""
+    if first is best or not frame.accepts(first):
+        return None
+    reference = start_refit(best, train, s.iterations.refit_rigid, norm)
+    before, after = run_residual(reference, check), run_residual(first, check)
+    z = paired_gain(before, after)
+    if not z > PREDICTION_GAIN:
+        return None
+    return 1.0 - float(np.linalg.norm(after) / np.linalg.norm(before)), z
 
 
 def _refit(best: IterationResult, data: FrictionData, frame: RigidFrame, s: Settings,

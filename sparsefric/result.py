@@ -100,6 +100,11 @@ class IdentificationResult:
     cve : DataFrame
         The constant-velocity friction points of the fit's records that the model was checked
         against (:func:`sparsefric.steps.checks.cve_of`; a record with held-out blocks whole).
+    validation_misses : list of str
+        The validation records (held-out blocks) whose constant-velocity friction the LuGre
+        model fitted on the training records alone missed
+        (:func:`~sparsefric.steps.checks.cve_misses`), before its refit on every record: that
+        refit may meet them, and the miss still says the training records lack a regime.
     """
 
     model: JointModel
@@ -117,6 +122,7 @@ class IdentificationResult:
     convergence_reason: str = "static model only"
     held_out: list[str] = field(default_factory=list)
     cve: pd.DataFrame = field(default_factory=pd.DataFrame)
+    validation_misses: list[str] = field(default_factory=list)
 
     # ------------------------------------------------------------------ views
     @property

@@ -568,3 +568,33 @@ def test_records_that_barely_slide_are_named_not_called_reversed():
     with pytest.raises(SparsefricError, match="barely slide") as info:
         _zoo_fit(1869181815, 4)
     assert "negate" not in str(info.value)
+
+
+@pytest.mark.slow
+def test_a_validation_level_the_training_model_misses_is_refitted_on_every_record():
+    """Zoo joint 21 of seed 1193812448 (drawn at run time; the paper's split, truth 2.14 N·m,
+    a rise of 1.25 N·m at Ω_s 0.32 rad/s): the training model misses the 0.03 rad/s
+    validation level by 4 %, and its prediction-error fit gained too little on the
+    validation torque to be taken, so the model stood as trained: static curve 2.8 % off,
+    test error 1.24 × the truth's, the miss warned. Refitted on every record from the
+    iterations' model, the static curve held to the steady levels, it is 0.8 % and 1.03 ×
+    (``DESIGN.md`` §115). Over noise seeds 0–4 the result is within 2.1 % and 1.17 ×."""
+    spec, est = _zoo_fit(1193812448, 21)
+    assert _static_error(spec, est) < 2.5
+    assert _test_error_ratio(spec, est) < 1.2
+
+
+@pytest.mark.slow
+def test_a_held_out_block_the_training_model_misses_is_fitted_from_step_1():
+    """Zoo joint 18 of seed 1217123630 (one file, no validation file): the model fitted on
+    the record's training parts missed the steady friction of a held-out block; refitted on
+    the whole record it met that block but kept the training parts' structure, and missed
+    all four steady levels (static curve 10 % off, f_c +20 %, test error 3.7 × the truth's,
+    on each of noise seeds 0–4). Identified again with the blocks fitted from step 1, it
+    misses none by 5 %: 0.6 %, f_c within 1 %, 1.04 × (``DESIGN.md`` §115)."""
+    spec, est = _zoo_fit(1217123630, 18)
+    (pooled,) = [w for w in est.warnings_ if "fitted with the validation records" in w]
+    assert "its refit on every record" in pooled and "it misses 0" in pooled
+    assert _static_error(spec, est) < 1.5
+    assert est.model_.coulomb == pytest.approx(spec.truth.coulomb, rel=0.03)
+    assert _test_error_ratio(spec, est) < 1.1
