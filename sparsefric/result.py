@@ -103,8 +103,8 @@ class IdentificationResult:
     validation_misses : list of str
         The validation records (held-out blocks) whose constant-velocity friction the LuGre
         model fitted on the training records alone missed
-        (:func:`~sparsefric.steps.checks.cve_misses`), before its refit on every record: that
-        refit may meet them, and the miss still says the training records lack a regime.
+        (:func:`~sparsefric.steps.checks.cve_misses`), before its refits: a refit may meet
+        them, and the miss still says the training records lack a regime.
     """
 
     model: JointModel

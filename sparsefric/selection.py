@@ -202,6 +202,12 @@ class SteadyLevels:
         speeds (the mean of both directions) [N·m | N]."""
         return float(np.sum(((curve - self.friction) / self.error) ** 2))
 
+    def missed(self, curve: np.ndarray, tolerance: float) -> np.ndarray:
+        """Which levels a static curve's values at their speeds [N·m | N] miss: by more than
+        ``tolerance`` [-] of the friction and by more than three errors."""
+        off = np.abs(curve - self.friction)
+        return (off > tolerance * np.abs(self.friction)) & (off > 3 * self.error)
+
 
 #: AICc differences up to this do not set two models apart (Burnham and Anderson's rule of
 #: thumb: within 2 of the minimum, a model has substantial support).

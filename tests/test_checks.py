@@ -358,3 +358,6 @@ def test_steady_levels_carry_the_standard_error_and_a_systematic_floor():
     assert levels.velocity.tolist() == [0.05, 0.8] and levels.distinct == 2
     assert levels.error == pytest.approx([np.hypot(0.1, 0.05), 0.06])
     assert levels.misfit(np.array([10.1, 12.0])) == pytest.approx(0.1**2 / (0.1**2 + 0.05**2))
+    # a miss is beyond the tolerance and three errors: 10.25 is 2.5 % off but 2.2 errors
+    assert levels.missed(np.array([10.25, 12.3]), 0.02).tolist() == [False, True]
+    assert levels.missed(np.array([10.0, 12.2]), 0.02).tolist() == [False, False]
