@@ -197,16 +197,26 @@ class SteadyLevels:
         """:meth:`misfit` of the static curve of ``library`` with the coefficients of ``res``."""
         return self.misfit(self.curve(library, res))
 
+    def residuals(self, curve: np.ndarray) -> np.ndarray:
+        """(curve − friction)/error [-] of a static curve's values at the levels' speeds (the
+        mean of both directions) [N·m | N]."""
+        return (curve - self.friction) / self.error
+
     def misfit(self, curve: np.ndarray) -> float:
-        """χ² = Σ ((curve − friction)/error)² of a static curve's values at the levels'
-        speeds (the mean of both directions) [N·m | N]."""
-        return float(np.sum(((curve - self.friction) / self.error) ** 2))
+        """χ² = Σ :meth:`residuals`² of a static curve's values at the levels' speeds."""
+        return float(np.sum(self.residuals(curve) ** 2))
 
     def missed(self, curve: np.ndarray, tolerance: float) -> np.ndarray:
-        """Which levels a static curve's values at their speeds [N·m | N] miss: by more than
-        ``tolerance`` [-] of the friction and by more than three errors."""
-        off = np.abs(curve - self.friction)
-        return (off > tolerance * np.abs(self.friction)) & (off > 3 * self.error)
+        """Which levels a static curve's values at their speeds [N·m | N] miss
+        (:func:`beyond_scatter`)."""
+        return beyond_scatter(curve - self.friction, self.friction, self.error, tolerance)
+
+
+def beyond_scatter(off: np.ndarray, measured: np.ndarray, error: np.ndarray,
+                   tolerance: float) -> np.ndarray:
+    """Where a curve ``off`` [N·m | N] from the ``measured`` friction misses it: by more than
+    ``tolerance`` [-] of it and by more than three of its ``error`` [N·m | N]."""
+    return (np.abs(off) > tolerance * np.abs(measured)) & (np.abs(off) > 3 * error)
 
 
 #: AICc differences up to this do not set two models apart (Burnham and Anderson's rule of

@@ -36,7 +36,7 @@ from sparsefric.lugre import (
 )
 from sparsefric.model import JointModel, units
 from sparsefric.preprocessing import Prepared
-from sparsefric.selection import SteadyLevels
+from sparsefric.selection import SteadyLevels, beyond_scatter
 from sparsefric.steps.iterations import (
     FrictionData,
     IterationResult,
@@ -300,9 +300,7 @@ def _cve_offsets(model: JointModel, cve: pd.DataFrame, tolerance: float = CVE_TO
     measured = cve["friction"].to_numpy(float)
     curve = direction_mean_curve(cve["velocity"].to_numpy(float), model.friction)
     off = curve - measured
-    sem = _standard_error(cve)
-    miss = ((np.abs(off) > tolerance * np.abs(measured)) & (np.abs(off) > 3 * sem)
-            & (np.abs(measured) > 0))
+    miss = beyond_scatter(off, measured, _standard_error(cve), tolerance) & (np.abs(measured) > 0)
     return curve, measured, miss
 
 

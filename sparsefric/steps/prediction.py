@@ -250,8 +250,8 @@ def prediction_fit(run: IterationResult, data: FrictionData,  # noqa: PLR0913
         r, params, _ = _evaluate(phi, layout, start, refits.get())
         rows = [np.where(np.isfinite(r), r, 1e6 * scale) / scale, (phi - phi0) / PRIOR_WIDTH]
         if steady is not None and len(steady.velocity):
-            rows.append(_level_misses(params, steady) if np.all(np.isfinite(r))
-                        else np.full(len(steady.velocity), 1e6))
+            rows.append(steady.residuals(direction_mean_curve(steady.velocity, params))
+                        if np.all(np.isfinite(r)) else np.full(len(steady.velocity), 1e6))
         return np.concatenate(rows)
 
     # the Jacobian's steps are independent z integrations and solves (numba and LAPACK
@@ -260,12 +260,6 @@ def prediction_fit(run: IterationResult, data: FrictionData,  # noqa: PLR0913
                         method="trf", workers=_thread_map)
     _, params, rigid = _evaluate(sol.x, layout, start, refit)
     return _scored(run, params, rigid, data, tau_norm)
-
-
-def _level_misses(params: FrictionParams, steady: SteadyLevels) -> np.ndarray:
-    """(F(v_k) − F_k) / e_k [-]: the static curve of ``params`` off each steady level, in its
-    standard errors."""
-    return (direction_mean_curve(steady.velocity, params) - steady.friction) / steady.error
 
 
 def on_grid(params: FrictionParams, deltas: Sequence[float]) -> FrictionParams:
