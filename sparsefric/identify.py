@@ -322,11 +322,12 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
 def _pooled_message(missed: list[str], before: int, after: int, refitted: bool) -> str:
     """The warning of a model identified with the validation records fitted: the ``missed``
     records, the levels of all records missed ``before`` and ``after``; ``refitted``: the
-    records were missed by the training fit alone, ``before`` counts its refit's misses."""
+    records were missed by the training fit alone, before its refits (on the training records
+    or on every record), and ``before`` counts the refitted model's misses."""
     records = f"record{'s' * (len(missed) > 1)} {', '.join(missed)}"
     levels = f"{before} speed level{'s' * (before != 1)} of all records"
-    told = (f"alone missed the constant-velocity friction of {records}, and its refit on every "
-            f"record, which bends its structure towards them, misses {levels}" if refitted
+    told = (f"alone missed the constant-velocity friction of {records}, and the model "
+            f"refitted from it misses {levels}" if refitted
             else f"missed the constant-velocity friction of {records} ({levels} missed)")
     return (f"the model fitted on the training records {told}; fitted with the validation "
             f"records too, it misses {after}: AICc scores the union in-sample, so judge the "

@@ -339,8 +339,8 @@ ANCHOR_SETTLE = 2.0
 def settled_levels(prepared: Sequence, model: JointModel) -> SteadyLevels:
     """The CVE levels of ``prepared`` measured past :data:`ANCHOR_SETTLE` times ``model``'s
     settle distance, each with its change from the level past the settle distance itself
-    added to its error (:func:`steady_levels`); a level that only the shorter distance gives
-    has its own size as that change, and no weight.
+    added to its error (:func:`steady_levels`). A level that only the shorter distance gives
+    is none; one the shorter distance lacks has its own size as that change, and no weight.
 
     A level whose passes are still rising to the steady friction moves between the two and
     weighs less: the settle distance is the model's g(0)/σ0, and a σ0 too high shortens it.
