@@ -673,7 +673,7 @@ def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared, 
     check = frame.data(val, static.theta_bounds) if val is not None else None
     chosen = select_run(runs, check)
     levels = checks.steady_levels(checks.cve_of(
-        [p for p in (whole or prep, val) if p is not None],
+        checked,
         _lugre_model(rigid.with_(**frame.coefficients(chosen.rigid)), chosen, static, s,
                      False))) if s.refine else None
     refinement = _refine(chosen, structure, data, check, static.library, s, tau_norm, levels)
@@ -694,7 +694,7 @@ def _fit_lugre(result: IdentificationResult, static: StaticFit, prep: Prepared, 
     # where the prediction fit is not taken the refit is needed: on long records it runs
     # alongside, on a thread of its own, with the same results as one after the other
     with ahead(refit, needed and len(whole or prep) >= OVERLAP_SAMPLES) as refitted:
-        levels = Anchors.of(model_of(best), prep, val, whole) \
+        levels = Anchors.of(model_of(best), prep, val, checked) \
             if lugre and val is not None else None
         if levels is not None:
             result.validation_misses = levels.misses
@@ -758,19 +758,19 @@ class Anchors:
     misses: list[str]
 
     @classmethod
-    def of(cls, model: JointModel, prep: Prepared, val: Prepared, whole: Prepared | None
+    def of(cls, model: JointModel, prep: Prepared, val: Prepared, every: list[Prepared]
            ) -> Anchors:
         """The levels of ``model`` (the kept run's) on the training records ``prep``, the
-        validation records ``val`` and the whole records ``whole`` (None where none were
-        held out), each net of its inertia force, well settled
-        (:func:`~sparsefric.steps.checks.settled_levels`)."""
+        validation records ``val`` and ``every`` record given (the whole records where blocks
+        were held out: the blocks are parts of them, and their levels count once), each net of
+        its inertia force, well settled (:func:`~sparsefric.steps.checks.settled_levels`)."""
         held = checks.cve_of([val], model)
 
         def missed(tolerance: float) -> list[str]:
             return _missed_records(held, checks.cve_misses(model, held, tolerance))
 
         return cls(checks.settled_levels([prep], model),
-                   checks.settled_levels([whole or prep, val], model),
+                   checks.settled_levels(every, model),
                    missed(checks.CVE_WARN_TOLERANCE), missed(checks.CVE_TOLERANCE))
 
 

@@ -344,3 +344,34 @@ def test_lugre_or_static_is_judged_on_the_whole_file_not_its_held_out_blocks():
     assert not any(f.code == "lugre_not_better" for f in est.result_.findings)
     test = Preprocessor().prepare(data.test)
     assert test.relative_error(est.model_) < 1.1 * test.relative_error(spec.truth)
+
+
+@pytest.mark.slow
+def test_held_out_blocks_count_once_in_the_levels_of_every_record(monkeypatch):
+    """With blocks held out of one file, the constant-velocity levels that the refinement's
+    ties and the refit on every record are held to are the whole record's alone: a block is
+    a part of it, and measuring its level again would count that speed twice (each of the
+    four blocks of this 36 s record holds passes both ways over 0.2 rad, and a level of its
+    own, weighed as much as the whole record's once the 0.5 % floor of its error dominates)."""
+    from sparsefric import identify
+    from sparsefric.estimator import SparseFric
+
+    record = simulate_moves(EXAMPLE_TRUTH, -0.1, 0.1, 0.4, 4.0, dwell=0.3, cycles=20,
+                            sensors=Sensors(torque_noise=0.3, seed=4), name="one")
+    seen = {}
+    real_of, real_refine = identify.Anchors.of.__func__, identify._refine
+
+    def anchors(cls, *args):
+        seen["every"] = real_of(cls, *args).every
+        return real_of(cls, *args)
+
+    def refine(*args):
+        seen["refinement"] = args[-1]
+        return real_refine(*args)
+
+    monkeypatch.setattr(identify.Anchors, "of", classmethod(anchors))
+    monkeypatch.setattr(identify, "_refine", refine)
+    est = SparseFric().fit([record])
+    assert len(est.result_.held_out) == 4 and est.model_.kind == "lugre"
+    for name in ("every", "refinement"):
+        np.testing.assert_allclose(seen[name].velocity, [0.4], rtol=0.01, err_msg=name)
