@@ -196,6 +196,31 @@ def test_settled_levels_weigh_a_level_by_how_far_it_still_rises():
     assert len(checks.settled_levels(prepared(0.05), soft).velocity) == 0
 
 
+
+def test_a_cve_point_of_fewer_than_three_position_bins_is_no_level():
+    """The soft bristle above on passes of ±0.07 rad: past twice the settle distance the
+    forward and backward samples share one position bin, whose point has no spread to judge a
+    miss by (0 for want of a second bin); the records' points leave it out, and keep the one
+    of ten bins past 1.5 times the distance."""
+    from sparsefric.preprocessing import prepare
+    from sparsefric.simulate import Sensors, simulate_moves
+    from sparsefric.validation import cve_pairs, cve_points
+
+    sigma0 = TRUTH.g0 / 0.012
+    soft = TRUTH.with_(sigma0=sigma0, sigma1=2 * np.sqrt(sigma0 * TRUTH.inertia))
+    prep = prepare([simulate_moves(soft, -0.07, 0.07, 0.03, 2.0, cycles=3,
+                                   sensors=Sensors(seed=3))])
+    x = prep.signals
+
+    def bins(factor: float) -> list[int]:
+        pairs = cve_pairs(x.q, x.qd, x.qdd, prep.tau - soft.inertia * x.qdd,
+                          settle=factor * checks.settle_distance(soft))
+        return list(cve_points(pairs)["n_bins"])
+
+    assert bins(2.0) == [1] and bins(1.5) == [10]
+    assert checks.cve_of([prep], soft, 2.0).empty
+    assert list(checks.cve_of([prep], soft, 1.5)["n_bins"]) == [10]
+
 def test_cve_points_the_curve_misses_are_named():
     v = np.array([0.03, 0.127, 1.75])
     measured = TRUTH.static_friction(v)
