@@ -148,18 +148,29 @@ def test_the_fastest_speed_counts_passes_that_leave_no_constant_velocity_point()
     assert checks.fastest_speed([]) == 0.0
 
 
+def _soft(deflection: float):
+    """The example truth with a soft, critically damped bristle: g(0)/σ0 = ``deflection``
+    [rad]."""
+    sigma0 = TRUTH.g0 / deflection
+    return TRUTH.with_(sigma0=sigma0, sigma1=2 * np.sqrt(sigma0 * TRUTH.inertia))
+
+
+def _passes(model, half: float, seed: int = 3) -> list:
+    """``model``'s closed-loop passes over ±``half`` [rad] at 0.03 rad/s, prepared."""
+    from sparsefric.preprocessing import prepare
+    from sparsefric.simulate import Sensors, simulate_moves
+
+    return [prepare([simulate_moves(model, -half, half, 0.03, 2.0, cycles=3,
+                                    sensors=Sensors(seed=seed))])]
+
+
 def test_cve_of_a_lugre_model_waits_for_the_bristles_and_removes_the_inertia_force():
     """A soft bristle (g(0)/σ0 = 12 mrad) on short passes at 0.03 rad/s (0.16 rad): the
     friction rises over the first fifth of every pass, and the model-free point is 7 % below the
     truth's steady friction; counted from 3 deflections past each start, with the model's
     inertia force removed, it is within 1.5 %. A static model changes nothing but Î q̈."""
-    from sparsefric.preprocessing import prepare
-    from sparsefric.simulate import Sensors, simulate_moves
-
-    sigma0 = TRUTH.g0 / 0.012
-    soft = TRUTH.with_(sigma0=sigma0, sigma1=2 * np.sqrt(sigma0 * TRUTH.inertia))
-    moves = simulate_moves(soft, -0.08, 0.08, 0.03, 2.0, cycles=3, sensors=Sensors(seed=3))
-    prepared = [prepare([moves])]
+    soft = _soft(0.012)
+    prepared = _passes(soft, 0.08)
     steady = soft.static_friction(np.array([0.03]))[0]
     free = checks.cve_of(prepared).friction.iloc[0]
     settled = checks.cve_of(prepared, soft).friction.iloc[0]
@@ -177,24 +188,14 @@ def test_settled_levels_weigh_a_level_by_how_far_it_still_rises():
     twice that distance the level is 1.1 % low, and its change between the two distances,
     added to its error, holds the truth within one error. On passes of 0.1 rad, too short to
     settle twice over, the well-settled levels have none."""
-    from sparsefric.preprocessing import prepare
-    from sparsefric.simulate import Sensors, simulate_moves
-
-    sigma0 = TRUTH.g0 / 0.012
-    soft = TRUTH.with_(sigma0=sigma0, sigma1=2 * np.sqrt(sigma0 * TRUTH.inertia))
+    soft = _soft(0.012)
     steady = soft.static_friction(np.array([0.03]))[0]
-
-    def prepared(half: float) -> list:
-        return [prepare([simulate_moves(soft, -half, half, 0.03, 2.0, cycles=3,
-                                        sensors=Sensors(seed=3))])]
-
-    stiff = soft.with_(sigma0=2 * sigma0)
-    near = checks.steady_levels(checks.cve_of(prepared(0.08), stiff))
+    stiff = soft.with_(sigma0=2 * soft.sigma0)
+    near = checks.steady_levels(checks.cve_of(_passes(soft, 0.08), stiff))
     assert abs(near.friction[0] - steady) > 3 * near.error[0]
-    far = checks.settled_levels(prepared(0.08), stiff)
+    far = checks.settled_levels(_passes(soft, 0.08), stiff)
     assert abs(far.friction[0] - steady) < far.error[0]
-    assert len(checks.settled_levels(prepared(0.05), soft).velocity) == 0
-
+    assert len(checks.settled_levels(_passes(soft, 0.05), soft).velocity) == 0
 
 
 def test_a_cve_point_of_fewer_than_three_position_bins_is_no_level():
@@ -202,14 +203,10 @@ def test_a_cve_point_of_fewer_than_three_position_bins_is_no_level():
     forward and backward samples share one position bin, whose point has no spread to judge a
     miss by (0 for want of a second bin); the records' points leave it out, and keep the one
     of ten bins past 1.5 times the distance."""
-    from sparsefric.preprocessing import prepare
-    from sparsefric.simulate import Sensors, simulate_moves
     from sparsefric.validation import cve_pairs, cve_points
 
-    sigma0 = TRUTH.g0 / 0.012
-    soft = TRUTH.with_(sigma0=sigma0, sigma1=2 * np.sqrt(sigma0 * TRUTH.inertia))
-    prep = prepare([simulate_moves(soft, -0.07, 0.07, 0.03, 2.0, cycles=3,
-                                   sensors=Sensors(seed=3))])
+    soft = _soft(0.012)
+    (prep,) = _passes(soft, 0.07)
     x = prep.signals
 
     def bins(factor: float) -> list[int]:
@@ -220,6 +217,7 @@ def test_a_cve_point_of_fewer_than_three_position_bins_is_no_level():
     assert bins(2.0) == [1] and bins(1.5) == [10]
     assert checks.cve_of([prep], soft, 2.0).empty
     assert list(checks.cve_of([prep], soft, 1.5)["n_bins"]) == [10]
+
 
 def test_cve_points_the_curve_misses_are_named():
     v = np.array([0.03, 0.127, 1.75])
@@ -356,13 +354,8 @@ def test_a_breakaway_no_settled_level_shows_is_extrapolated():
     """Steady moves whose passes are shorter than the bristles' settling travel leave no CVE
     point with the model: the break-away is then named extrapolated (without the model the
     same moves give a point, 7 % or more below the steady friction)."""
-    from sparsefric.preprocessing import prepare
-    from sparsefric.simulate import Sensors, simulate_moves
-
-    sigma0 = TRUTH.g0 / 0.03  # 30 mrad of deflection; passes of 0.1 rad
-    soft = TRUTH.with_(sigma0=sigma0, sigma1=2 * np.sqrt(sigma0 * TRUTH.inertia))
-    prepared = [prepare([simulate_moves(soft, -0.05, 0.05, 0.03, 2.0, cycles=3,
-                                        sensors=Sensors(seed=4))])]
+    soft = _soft(0.03)  # 30 mrad of deflection; passes of 0.1 rad
+    prepared = _passes(soft, 0.05, seed=4)
     settled, levels = checks.cve_of(prepared, soft), checks.cve_of(prepared)
     assert settled.empty and len(levels) == 1
     assert levels.friction.iloc[0] < 0.93 * soft.static_friction(np.array([0.03]))[0]

@@ -362,8 +362,9 @@ def test_held_out_blocks_count_once_in_the_levels_of_every_record(monkeypatch):
     real_of, real_refine = identify.Anchors.of.__func__, identify._refine
 
     def anchors(cls, *args):
-        seen["every"] = real_of(cls, *args).every
-        return real_of(cls, *args)
+        out = real_of(cls, *args)
+        seen["every"] = out.every
+        return out
 
     def refine(*args):
         seen["refinement"] = args[-1]
