@@ -91,6 +91,24 @@ def test_breakaway_is_extrapolated_from_one_speed_level_on_a_flat_stribeck_plate
     assert checks.reach(flat, [0.03, 0.031, 0.127, 1.75]) != []  # one level in two records
 
 
+def test_breakaway_is_extrapolated_through_the_shoulder_of_the_steepest_knee():
+    """Run-time seed 1193812448, joint 8 (one file, 0.026–0.35 rad/s): the model's knee has the
+    grid's steepest δ (4) at Ω_s 0.044 rad/s, through the slowest level at 0.026 on its
+    shoulder, and no level on its plateau; its break-away was 24 % low (the truth's second
+    term, δ 0.59, rises 11 N·m below 0.026) inside a ±3 % interval, with no word. The same
+    knee with two levels on the plateau, or a shallower knee through the same levels (the
+    paper's split on data/example's truth), rests on data."""
+    knee = TRUTH.with_(coulomb=27.35, stribeck_velocity=0.0439, stribeck=((4.0, 6.21),),
+                       viscous=())
+    speeds = [0.026, 0.047, 0.1, 0.21, 0.35]
+    (found,) = checks.reach(knee, speeds)
+    assert found.code == "extrapolated" and "δ = 4, the steepest" in found.message
+    assert "shoulder (88 % of the rise)" in found.message
+    assert checks.reach(knee, [0.01, 0.02, 0.047, 0.1]) == []  # 99.7 % and 96 %: a plateau
+    assert checks.reach(knee.with_(stribeck=((3.75, 6.21),)), speeds) == []
+    assert checks.reach(TRUTH, [0.03, 0.127, 1.75, 2.13]) == []
+
+
 def test_coulomb_level_is_extrapolated_where_the_records_end_inside_the_stribeck_rise():
     """f_c is what g(q̇) decays to. Up to 0.1 rad/s (1.25 Ω_s) the truth's rise still adds
     1.73 N·m (10 % of f_c): a slower decay with a lower f_c fits the records as well. The

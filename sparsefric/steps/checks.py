@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from sparsefric.data_checks import Finding
+from sparsefric.feature_library import DEFAULT_DELTAS
 from sparsefric.lugre import (
     FrictionParams,
     direction_mean_curve,
@@ -75,6 +76,10 @@ LEVEL_RATIO = 1.1
 #: A steady speed is on the Stribeck plateau where the model's Stribeck terms keep this
 #: fraction of their amplitude; one level there gives its height, two that it is flat.
 PLATEAU = 0.9
+#: The steepest Stribeck knee of the exponent grid (δ at its top end): it ends the rise within
+#: about 1/δ of an e-fold of speed, and through a level on its shoulder the fit puts the end
+#: of the rise where the records stop; what lies below is the grid's limit, not data.
+STEEP_KNEE = max(DEFAULT_DELTAS)
 #: The break-away is extrapolated when the model puts more than this fraction of it above its
 #: friction at the slowest steady speed: the rise below that speed is the model's shape, not data.
 RISE_LIMIT = 0.10
@@ -401,7 +406,12 @@ def reach(model: JointModel, speeds: np.ndarray,
     slowest is above :data:`STRIBECK_REACH` Ω_s, or when fewer than :data:`SHAPE_LEVELS`
     distinct levels lie at or below :data:`STRIBECK_SHAPE` Ω_s: one level gives the height of
     the curve there, not the shape of its rise below (δ and Ω_s trade off; a zoo joint with
-    one level at 3 Ω_s of the truth got δ = 2 for 0.98 and a break-away 35 % low).
+    one level at 3 Ω_s of the truth got δ = 2 for 0.98 and a break-away 35 % low). Nor does it
+    rest on data when only one level lies on the model's plateau (:data:`PLATEAU`), or none
+    and the knee is :data:`STEEP_KNEE` steep: the slowest level on the shoulder of a knee that
+    ends the rise just below it (run-time seed 1193812448's joint 8: δ 4 at Ω_s 0.044 rad/s
+    through a level at 0.026, the truth's second term δ 0.59 rising 11 N·m more below it; the
+    break-away 24 % low in a ±3 % interval, ``DESIGN.md`` §119).
 
     ``omega_low``: the lower end of Ω_s's interval [rad/s], where known. The slowest level
     above :data:`STRIBECK_REACH` times it leaves room for a rise whose knee lies below every
@@ -422,10 +432,17 @@ def reach(model: JointModel, speeds: np.ndarray,
         why = (f"only one steady speed level ({slowest:.3g} {u['qd']}) lies below "
                f"{STRIBECK_SHAPE:g} Ω_s = {STRIBECK_SHAPE * omega:.3g} {u['qd']}, which fixes the "
                "height of the Stribeck rise there but not its shape below")
-    elif _levels(speeds[_stribeck_fraction(model, speeds) >= PLATEAU]) == 1:
+    elif (plateau := _levels(speeds[_stribeck_fraction(model, speeds) >= PLATEAU])) == 1:
         why = (f"the model's Stribeck rise is flat below {slowest:.3g} {u['qd']}, the one steady "
                "speed level on that plateau: its height is seen there, not that it stays flat "
                "at lower speeds")
+    elif plateau == 0 and (delta := max(d for d, _ in model.stribeck)) >= STEEP_KNEE:
+        why = (f"the model's Stribeck knee has δ = {delta:g}, the steepest of the exponent "
+               f"grid, and ends the rise just below the slowest steady sliding speed "
+               f"{slowest:.3g} {u['qd']}, which lies on its shoulder "
+               f"({100 * _stribeck_fraction(model, speeds[:1])[0]:.0f} % of the rise) with no "
+               "level on a plateau: the fit ends the rise where the records stop, and a rise "
+               "that goes on below them is not ruled out")
     elif (rise := rise_below(model, slowest)) > RISE_LIMIT:
         why = (f"{100 * rise:.0f} % of it is the model's rise below the slowest steady sliding "
                f"speed {slowest:.3g} {u['qd']}, which no record shows")
