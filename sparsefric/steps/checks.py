@@ -422,6 +422,8 @@ def reach(model: JointModel, speeds: np.ndarray,
     if not len(speeds):
         return []
     slowest, omega = float(speeds[0]), model.stribeck_velocity
+    kept = _stribeck_fraction(model, speeds)
+    plateau = _levels(speeds[kept >= PLATEAU])
     if not model.stribeck:
         why = (f"no Stribeck term was identified and no record slides steadily below "
                f"{slowest:.3g} {u['qd']}, so a Stribeck rise at lower speeds could not be seen")
@@ -432,17 +434,16 @@ def reach(model: JointModel, speeds: np.ndarray,
         why = (f"only one steady speed level ({slowest:.3g} {u['qd']}) lies below "
                f"{STRIBECK_SHAPE:g} Ω_s = {STRIBECK_SHAPE * omega:.3g} {u['qd']}, which fixes the "
                "height of the Stribeck rise there but not its shape below")
-    elif (plateau := _levels(speeds[_stribeck_fraction(model, speeds) >= PLATEAU])) == 1:
+    elif plateau == 1:
         why = (f"the model's Stribeck rise is flat below {slowest:.3g} {u['qd']}, the one steady "
                "speed level on that plateau: its height is seen there, not that it stays flat "
                "at lower speeds")
     elif plateau == 0 and (delta := max(d for d, _ in model.stribeck)) >= STEEP_KNEE:
         why = (f"the model's Stribeck knee has δ = {delta:g}, the steepest of the exponent "
                f"grid, and ends the rise just below the slowest steady sliding speed "
-               f"{slowest:.3g} {u['qd']}, which lies on its shoulder "
-               f"({100 * _stribeck_fraction(model, speeds[:1])[0]:.0f} % of the rise) with no "
-               "level on a plateau: the fit ends the rise where the records stop, and a rise "
-               "that goes on below them is not ruled out")
+               f"{slowest:.3g} {u['qd']}, which lies on its shoulder ({100 * kept[0]:.0f} % of "
+               "the rise) with no level on a plateau: the fit ends the rise where the records "
+               "stop, and a rise that goes on below them is not ruled out")
     elif (rise := rise_below(model, slowest)) > RISE_LIMIT:
         why = (f"{100 * rise:.0f} % of it is the model's rise below the slowest steady sliding "
                f"speed {slowest:.3g} {u['qd']}, which no record shows")
