@@ -16,7 +16,7 @@ start-up).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -389,7 +389,8 @@ def _identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Set
         _refit_static_whole(result, static, whole, s)
     if fitted is None:
         _keep_dry_level(result, static, prep, s, checks.fastest_speed(checked, 0.999))
-    _check_model(result, checked, fitted, s.model_warnings)
+    _check_model(result, checked, fitted, s.model_warnings,
+                 (s.deltas, static.theta_bounds))
     return result
 
 
@@ -517,12 +518,15 @@ def _slower_validation(prep: Prepared, val: Prepared) -> Finding | None:
 
 
 def _check_model(result: IdentificationResult, prepared: list[Prepared],
-                 fitted: tuple[IterationResult, FrictionData] | None, warn: bool) -> None:
+                 fitted: tuple[IterationResult, FrictionData] | None, warn: bool,
+                 ranges: tuple[Sequence[float], tuple[float, float]]) -> None:
     """The checks of :mod:`sparsefric.steps.checks` on the model to return; a LuGre model that
     is inadmissible gives way to the static one, an inadmissible static model is an error.
     Where neither is admissible, a fitted inertia below zero is first held at 0
     (:func:`_hold_inertia`). ``warn`` False: the checks that only add findings are skipped
-    (the model and its CVE points are the same)."""
+    (the model and its CVE points are the same). ``ranges``: the library's Stribeck exponents
+    and the bounds of ln Ω_s, where a parameter at an end is reported as such
+    (:func:`~sparsefric.steps.checks.at_bounds`)."""
     speed_max = checks.fastest_speed(prepared, 0.999)
     if not any(not errors(checks.admissibility(m, speed_max))
                for m in (result.model, result.static_model)):
@@ -541,10 +545,15 @@ def _check_model(result: IdentificationResult, prepared: list[Prepared],
     if bounded := _at_zero(model):
         result.convergence_reason += (f"; {' and '.join(bounded)} at the bound 0, which these "
                                       "data leave open (see the warnings)")
+    at_end = checks.at_bounds(model, *ranges)
+    if at_end:
+        result.convergence_reason += (f"; {' and '.join(name for name, _ in at_end)} at the "
+                                      "end of the range the fit may give "
+                                      f"{'them' if len(at_end) > 1 else 'it'} (see the warnings)")
     cve = result.cve = checks.cve_of(prepared, model)
     if not warn:
         return
-    found = (admissibility + checks.consistency(model, cve)
+    found = (admissibility + [finding for _, finding in at_end] + checks.consistency(model, cve)
              + checks.reach(model, checks.steady_speeds(cve))
              + checks.unsettled(model, prepared, cve)
              + (checks.coulomb_reach(model, checks.fastest_speed(prepared))

@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sparsefric.feature_library import DEFAULT_DELTAS
 from sparsefric.simulate import EXAMPLE_TRUTH
 from sparsefric.steps import checks
 from sparsefric.steps.iterations import FrictionData, violations
@@ -107,6 +108,30 @@ def test_breakaway_is_extrapolated_through_the_shoulder_of_the_steepest_knee():
     assert checks.reach(knee, [0.01, 0.02, 0.047, 0.1]) == []  # 99.7 % and 96 %: a plateau
     assert checks.reach(knee.with_(stribeck=((3.75, 6.21),)), speeds) == []
     assert checks.reach(TRUTH, [0.03, 0.127, 1.75, 2.13]) == []
+
+
+def test_a_stribeck_parameter_at_an_end_of_its_range_is_named_a_bound():
+    """A Stribeck exponent at either end of the library's grid, or Ω_s at either end of the
+    range the sweeps and fits allow, is where the fit stopped because the model class ended:
+    a bound, named by the finding and in the convergence reason (``DESIGN.md`` §120). Inside
+    the ranges nothing is said; a narrower grid has ends of its own."""
+    grid = DEFAULT_DELTAS
+    ((name, found),) = checks.at_bounds(TRUTH.with_(stribeck=((4.0, 6.21),)), grid, None)
+    assert (name, found.code) == ("δ = 4", "at_bound")
+    assert "δ = 4 (Ω_s = 0.08 rad/s) is the steepest of the exponents the fit tries (0.5–4)" \
+        in found.message
+    ((name, found),) = checks.at_bounds(TRUTH.with_(stribeck=((0.5, 3.0), (2.0, 4.0))), grid,
+                                        None)
+    assert name == "δ = 0.5" and "the slowest-decaying" in found.message
+    assert checks.at_bounds(TRUTH, grid, None) == []  # δ 1.5
+    assert [n for n, _ in checks.at_bounds(TRUTH, (1.0, 1.5), None)] == ["δ = 1.5"]
+    theta = np.log(TRUTH.stribeck_velocity)
+    assert checks.at_bounds(TRUTH, grid, (theta - 1.0, theta + 1.0)) == []
+    ((name, low),) = checks.at_bounds(TRUTH, grid, (theta, theta + 10.0))
+    assert name == "Ω_s" and "is at the lowest the fit allows" in low.message
+    ((_, high),) = checks.at_bounds(TRUTH, grid, (theta - 10.0, theta))
+    assert "is at the highest the fit allows" in high.message
+    assert checks.at_bounds(TRUTH.with_(stribeck=()), (1.5,), (theta, theta)) == []
 
 
 def test_coulomb_level_is_extrapolated_where_the_records_end_inside_the_stribeck_rise():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from sparsefric.feature_library import DEFAULT_DELTAS
 from sparsefric.lugre import FrictionParams
 from sparsefric.signals import Signals
 from sparsefric.simulate import EXAMPLE_TRUTH, PAPER_SPLIT, Sensors, paper_experiment
@@ -629,3 +630,20 @@ def test_a_breakaway_the_steepest_knee_puts_below_the_data_is_named_extrapolated
     named = any("break-away" in w and "extrapolated" in w for w in est.warnings_)
     assert est.model_.breakaway_torque() == pytest.approx(truth, rel=0.05) or (
         named and row.lower <= truth <= row.upper)
+
+
+@pytest.mark.slow
+def test_an_exponent_at_the_end_of_the_grid_is_not_reported_as_plainly_converged():
+    """Run-time seed 2017666605's joint 17: truth one Stribeck term of δ 1.51 (0.49 N·m at
+    Ω_s 0.29 rad/s), levels at 0.012, 0.077, 0.56 and 1.3 rad/s. The fitted δ lands anywhere
+    from 1.25 to 4 as the sensor noise changes; at 4, the grid's top, the fit stopped at the
+    edge of the model class, and the model was reported as plainly converged (``DESIGN.md``
+    §120). A δ at either end of the grid is named, in a warning and in the reason, and a δ
+    inside it is not."""
+    _, est = _zoo_fit(2017666605, 17)
+    bound = [d for d, _ in est.model_.stribeck if d in (min(DEFAULT_DELTAS), max(DEFAULT_DELTAS))]
+    warned = [w for w in est.warnings_ if "of the exponents the fit tries" in w]
+    assert len(warned) == len(set(bound))
+    assert ("at the end of the range the fit may give" in est.convergence_reason_) == bool(bound)
+    for delta in bound:
+        assert any(f"δ = {delta:g} (Ω_s" in w for w in warned)

@@ -459,6 +459,52 @@ def reach(model: JointModel, speeds: np.ndarray,
                     f"{slower_move(model, slowest):.2g} {u['qd']} would show the rise")]
 
 
+#: Ω_s within this distance of an end of its range, in ln Ω_s, sits at that end.
+BOUND_LN = 1e-6
+
+
+def at_bounds(model: JointModel, deltas: Sequence[float],
+              theta_bounds: tuple[float, float] | None) -> list[tuple[str, Finding]]:
+    """Stribeck parameters of ``model`` at an end of the range its fits may give them, each as
+    (its name, the finding that says so, code ``at_bound``): an exponent δ at either end of
+    the library's ``deltas``, Ω_s at either end of ``theta_bounds`` (ln Ω_s [ln(rad/s)],
+    :func:`~sparsefric.optimizers.sr3.data_theta_bounds`: a tenth of the slowest moving speeds
+    to ten times the fastest).
+
+    There the fit stopped because the model class ended, not because the data chose, and the
+    value is a bound the data pushed against. Over seven zoo seeds (280 joints) 54 of the 211
+    Stribeck terms of sparsefric's models had δ at 0.5 or 4, the two most frequent of the
+    grid's fifteen exponents (0 to 25 terms at each between), and each such model was
+    reported as plainly converged (``DESIGN.md`` §120)."""
+    if not model.stribeck:
+        return []
+    u = units(model.axis)
+    low, high = min(deltas), max(deltas)
+    omega = model.stribeck_velocity
+    out = []
+    for delta in sorted({d for d, _ in model.stribeck if d in (low, high)}):
+        shape, what = (("the steepest", "how sharply the friction falls from its break-away "
+                        "to the Coulomb level") if delta == high else
+                       ("the slowest-decaying", "how slowly the rise decays into the sliding "
+                        "speeds"))
+        out.append((f"δ = {delta:g}", Finding(
+            "warning", "at_bound",
+            f"the Stribeck exponent δ = {delta:g} (Ω_s = {omega:.3g} {u['qd']}) is {shape} of "
+            f"the exponents the fit tries ({low:g}–{high:g}): it stopped at the edge of the "
+            f"model class, so {what} is a bound, not an estimate; steady moves near Ω_s would "
+            "show the shape, or let the fit try further exponents (SparseFric(deltas=…))")))
+    ends = {} if theta_bounds is None or not omega > 0 else {
+        theta_bounds[0]: "the lowest the fit allows, a tenth of the slowest speeds the samples "
+                         "move at: the Stribeck rise lies below every sliding sample, and its size "
+                         "and shape are not seen",
+        theta_bounds[1]: "the highest the fit allows, ten times the fastest speed: the Stribeck "
+                         "term is flat over the records and stands in for part of the Coulomb "
+                         "level"}
+    out += [("Ω_s", Finding("warning", "at_bound", f"Ω_s = {omega:.3g} {u['qd']} is at {why}"))
+            for end, why in ends.items() if abs(math.log(omega) - end) <= BOUND_LN][:1]
+    return out
+
+
 def coulomb_reach(model: JointModel, fastest: float,
                   omega_high: float | None = None) -> list[Finding]:
     """A Coulomb level that rests on no data (code ``coulomb_extrapolated``).
