@@ -286,7 +286,7 @@ class StribeckLibrary(FeatureLibrary):
 U_ZERO = math.exp(6.62)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _stribeck(powers, columns, m, theta, deltas, weights, summed, order):
     """m·E, ∂θ(m·E), ∂²θ(m·E) with E = exp(−u), u = |q̇|^δ e^{−δθ}, in one pass.
 

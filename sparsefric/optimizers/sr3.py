@@ -82,7 +82,7 @@ def prox_l0_nonneg(xi: np.ndarray, lam_nu: float, nonneg: np.ndarray | None,
     return W
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sr3_iterate(A_inv, b, nu, cut, W, nonneg, keep, tried, n_tried, max_iter):
     """Plain SR3 iterations until the support of W repeats (and was not tried) or ``max_iter``.
 
