@@ -318,17 +318,25 @@ def check_directions(qd: np.ndarray) -> list[Finding]:
                     "only; record moves both ways")]
 
 
-def check_speed_range(qd: np.ndarray, unit: str = "rad/s") -> list[Finding]:
+def check_speed_range(qd: np.ndarray, unit: str = "rad/s",
+                      levels: np.ndarray | None = None) -> list[Finding]:
     """Moving speeds within less than a decade: the Stribeck curve is not resolved, and σ1,
     fitted on the reversals that pass through the unresolved low speeds, is biased by it (off by
     more than 50 % on 9 of the 16 zoo joints with this warning, seed 2024 and one drawn at run
     time, ``benchmarks/zoo.py``). Within :data:`ONE_LEVEL_RATIO` the joint slides at one speed,
-    and any two of f_c sign(q̇), c₁q̇ and a Stribeck term trade off freely (``DESIGN.md`` §59)."""
+    and any two of f_c sign(q̇), c₁q̇ and a Stribeck term trade off freely (``DESIGN.md`` §59).
+
+    The range is the 5th–95th percentile of the speeds [rad/s or m/s] above
+    :data:`MOVE_FRACTION` of the top one, widened to the steady speed ``levels`` where given
+    (the records' constant-velocity points): a steady move slower than 1 % of the fastest
+    counts in no percentile (``DESIGN.md`` §122)."""
     _, v_move = _speed_levels(qd)
     speed = np.abs(qd[np.abs(qd) > v_move])
     if speed.size < 2:
         return []
     low, high = (float(v) for v in np.percentile(speed, [5, 95]))
+    if levels is not None and len(levels):
+        low, high = min(low, float(np.min(levels))), max(high, float(np.max(levels)))
     if high >= MIN_SPEED_RATIO * low:
         return []
     if high < ONE_LEVEL_RATIO * low:

@@ -407,19 +407,21 @@ def _held_out_source(source: str, blocks: int, share: float) -> str:
 def speed_range_with(findings: list[Finding], prep: Prepared, val: Prepared | None,
                      axis: str) -> list[Finding]:
     """``findings`` with the training records' ``narrow_velocity_range`` judged again on the
-    speeds of the training and validation records together.
+    speeds of the training and validation records together, and on their steady speed levels.
 
     The validation records choose the structure and join the final refits, so a Stribeck rise
     they reach can be identified. On zoo seeds 2024 and 2059559733 the training speeds alone
     drew the warning that "a Stribeck term cannot be identified" on 25 joints; with the
     validation records' speeds 13 lose it, and on 7 of their 10 joints that reach the Stribeck
-    region the break-away is within 2.1 % (``DESIGN.md`` §121). Where the union is still
-    narrow, the finding names its range.
+    region the break-away is within 2.1 % (``DESIGN.md`` §121). The steady levels (CVE points)
+    count a move slower than 1 % of the fastest, which the speed percentiles leave out
+    (§122). Where the range is still narrow, the finding names it.
     """
-    if val is None or not any(f.code == "narrow_velocity_range" for f in findings):
+    if not any(f.code == "narrow_velocity_range" for f in findings):
         return findings
-    union = check_speed_range(np.concatenate([prep.signals.qd, val.signals.qd]),
-                              units(axis)["qd"])
+    data = prep if val is None else prep.join(val)
+    levels = checks.steady_speeds(checks.cve_of([data]))
+    union = check_speed_range(data.signals.qd, units(axis)["qd"], levels)
     narrow = [f for f in union if f.code == "narrow_velocity_range"]
     return [g for f in findings for g in (narrow if f.code == "narrow_velocity_range" else [f])]
 

@@ -120,6 +120,29 @@ def test_the_narrow_speed_warning_counts_the_validation_records_speeds():
     assert low[0] == pytest.approx(0.15, rel=0.05) and low[1] == pytest.approx(0.1, rel=0.05)
 
 
+def test_the_narrow_speed_warning_counts_a_steady_move_slower_than_a_hundredth():
+    """Zoo joint 11 of seed 1130196894: training at 0.044 and 0.19 m/s, validation at 0.0016
+    m/s (ratio 120). The validation record slides below 1 % of the top speed, so no speed
+    percentile counted it: the warning said the joint "moves at 0.0251–0.191 m/s only", and the
+    break-away check of the same report called 0.0016 m/s the slowest steady level. The steady
+    levels count it; the training records alone still draw the warning."""
+    from sparsefric.data_checks import check_speed_range
+    from sparsefric.identify import speed_range_with
+    from sparsefric.preprocessing import Preprocessor
+
+    from .conftest import zoo as load_zoo
+
+    spec = load_zoo().draw_joint(1130196894, 11)
+    data = load_zoo().simulate_joint(spec)
+    train, val = (Preprocessor().prepare(records) for records in (data.train, data.validate))
+    found = check_speed_range(train.signals.qd, "m/s")
+    assert [f.code for f in found] == ["narrow_velocity_range"]
+    union = check_speed_range(train.join(val).signals.qd, "m/s")
+    assert [f.code for f in union] == ["narrow_velocity_range"]  # the percentiles miss it
+    assert speed_range_with(found, train, val, spec.truth.axis) == []
+    assert speed_range_with(found, train, None, spec.truth.axis) == found
+
+
 @pytest.mark.slow
 def test_mode2_a_stribeck_region_only_the_validation_records_reach_is_not_silent():
     """Ω_s 0.0174 below the slowest training speed 0.127: the Stribeck term was dropped (break-away
