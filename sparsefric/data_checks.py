@@ -38,6 +38,8 @@ MOVE_FRACTION = 1e-2
 MIN_SPEED_RATIO = 10.0
 #: Below this ratio the joint slides at one speed: its friction there is one level.
 ONE_LEVEL_RATIO = 1.5
+#: Findings of :func:`check_speed_range`.
+SPEED_RANGE_CODES = frozenset({"narrow_velocity_range", "one_speed_level"})
 #: Smallest share of samples sitting exactly on the largest or smallest torque to call it clipped.
 CLIP_FRACTION = 0.01
 #: Fewest consecutive samples at the extreme value that make a flat top.
@@ -106,7 +108,9 @@ def diagnose_prepared(prep: Prepared, *, axis: str = "revolute",
     (blocks held out for validation); their motion is judged whole, and named as given.
     """
     x = prep.signals
-    found = diagnose(x.q, x.qd, x.qdd, prep.tau_raw, prep.bounds, axis=axis)
+    found = [f for f in diagnose(x.q, x.qd, x.qdd, prep.tau_raw, prep.bounds, axis=axis)
+             if f.code not in SPEED_RANGE_CODES]
+    found += speed_range_of(prep, "m/s" if axis == "prismatic" else "rad/s")
     given = prep if whole is None else whole
     found += check_motion(given.pieces, given.signals.qd, given.bounds,
                           "m" if axis == "prismatic" else "rad")
@@ -352,6 +356,26 @@ def check_speed_range(qd: np.ndarray, unit: str = "rad/s",
                     "the unrecorded low speeds, absorbs what the model misses there; add slower "
                     "and faster moves or use "
                     f"{mention('library', 'coulomb-viscous')}")]
+
+
+def speed_range_of(prep: Prepared, unit: str = "rad/s") -> list[Finding]:
+    """:func:`check_speed_range` of the records of ``prep``, the range widened to their steady
+    speed levels where the speeds alone draw a finding.
+
+    The levels are the constant-velocity points the break-away and consistency checks use
+    (:func:`~sparsefric.steps.checks.cve_of`). A steady move slower than 1 % of the fastest
+    counts in no speed percentile: on zoo seed 1130196894, joint 11, a 0.0016 m/s validation
+    record beside 0.044 and 0.19 m/s training records (ratio 120) drew the warning that the joint
+    "moves at 0.0251–0.191 m/s only", while the break-away warning of the same report named
+    0.00159 m/s the slowest steady level (``DESIGN.md`` §122).
+    """
+    found = check_speed_range(prep.signals.qd, unit)
+    if not found:
+        return found
+    # imported here: the module stays numpy-only for the unit checks of predict
+    from sparsefric.steps.checks import cve_of, steady_speeds
+
+    return check_speed_range(prep.signals.qd, unit, steady_speeds(cve_of([prep])))
 
 
 # ---------------------------------------------------------------------------- units

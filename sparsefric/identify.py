@@ -30,10 +30,10 @@ from sparsefric import __version__
 from sparsefric.data import Trajectory
 from sparsefric.data_checks import (
     Finding,
-    check_speed_range,
     diagnose_prepared,
     errors,
     forces_static,
+    speed_range_of,
 )
 from sparsefric.diagnostics import (
     check_collinearity,
@@ -407,21 +407,19 @@ def _held_out_source(source: str, blocks: int, share: float) -> str:
 def speed_range_with(findings: list[Finding], prep: Prepared, val: Prepared | None,
                      axis: str) -> list[Finding]:
     """``findings`` with the training records' ``narrow_velocity_range`` judged again on the
-    speeds of the training and validation records together, and on their steady speed levels.
+    training and validation records together (:func:`~sparsefric.data_checks.speed_range_of`:
+    their speeds and steady levels).
 
     The validation records choose the structure and join the final refits, so a Stribeck rise
     they reach can be identified. On zoo seeds 2024 and 2059559733 the training speeds alone
     drew the warning that "a Stribeck term cannot be identified" on 25 joints; with the
     validation records' speeds 13 lose it, and on 7 of their 10 joints that reach the Stribeck
-    region the break-away is within 2.1 % (``DESIGN.md`` §121). The steady levels (CVE points)
-    count a move slower than 1 % of the fastest, which the speed percentiles leave out
-    (§122). Where the range is still narrow, the finding names it.
+    region the break-away is within 2.1 % (``DESIGN.md`` §121). Where the union is still
+    narrow, the finding names its range.
     """
-    if not any(f.code == "narrow_velocity_range" for f in findings):
+    if val is None or not any(f.code == "narrow_velocity_range" for f in findings):
         return findings
-    data = prep if val is None else prep.join(val)
-    levels = checks.steady_speeds(checks.cve_of([data]))
-    union = check_speed_range(data.signals.qd, units(axis)["qd"], levels)
+    union = speed_range_of(prep.join(val), units(axis)["qd"])
     narrow = [f for f in union if f.code == "narrow_velocity_range"]
     return [g for f in findings for g in (narrow if f.code == "narrow_velocity_range" else [f])]
 
@@ -438,7 +436,7 @@ def _one_speed(s: Settings, prep: Prepared, findings: list[Finding]
     18 N·m, friction 23.8 N·m at that speed) the sweep kept 839 q̇ − 3.8e4 q̇³ − 1.3e6 q̇⁴ and no
     Coulomb level, g ≡ 0, which the admissibility check rejected with an error (``DESIGN.md``
     §59)."""
-    if not any(f.code == "one_speed_level" for f in check_speed_range(prep.signals.qd)):
+    if not any(f.code == "one_speed_level" for f in speed_range_of(prep)):
         return s, [f for f in findings if f.code != "one_speed_level"]
     return replace(s, coulomb_only=True), findings
 
