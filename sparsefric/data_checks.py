@@ -108,9 +108,10 @@ def diagnose_prepared(prep: Prepared, *, axis: str = "revolute",
     (blocks held out for validation); their motion is judged whole, and named as given.
     """
     x = prep.signals
-    found = [f for f in diagnose(x.q, x.qd, x.qdd, prep.tau_raw, prep.bounds, axis=axis)
-             if f.code not in SPEED_RANGE_CODES]
-    found += speed_range_of(prep, "m/s" if axis == "prismatic" else "rad/s")
+    found = diagnose(x.q, x.qd, x.qdd, prep.tau_raw, prep.bounds, axis=axis)
+    if any(f.code in SPEED_RANGE_CODES for f in found):  # judged again with the steady levels
+        found = [f for f in found if f.code not in SPEED_RANGE_CODES]
+        found += speed_range_of(prep, "m/s" if axis == "prismatic" else "rad/s")
     given = prep if whole is None else whole
     found += check_motion(given.pieces, given.signals.qd, given.bounds,
                           "m" if axis == "prismatic" else "rad")
