@@ -399,16 +399,61 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _check_column(df: pd.DataFrame, name: str, path: Path) -> None:
-    """Refuse a column ``name`` that is not in the table ``df`` read from ``path``."""
-    if name not in df.columns:
+#: Per field of :class:`Columns`: the command-line option that names its column, and the header
+#: names (lower case, units stripped) that often hold it, for the hint of a missing column.
+#: Names shorter than three letters count only when they are the whole name.
+COLUMN_ROLES = {
+    "time": ("--time", ("time", "timestamp", "t", "sec", "seconds")),
+    "position": ("--position", ("position", "pos", "angle", "theta", "q", "x")),
+    "torque": ("--torque", ("torque", "tau", "effort", "force", "moment")),
+    "velocity": ("--velocity", ("velocity", "vel", "speed", "qd", "omega")),
+    "acceleration": ("--acceleration", ("acceleration", "acc", "qdd")),
+    "trajectory": ("--trajectory-column", ("trajectory", "record", "run", "experiment")),
+}
+
+
+def check_columns(df: pd.DataFrame, columns: Columns, path: Path, *,
+                  advise: bool = True) -> None:
+    """Refuse a table ``df`` read from ``path`` that lacks a column ``columns`` names (the
+    trajectory column by its default name aside: it splits only the files that have it).
+
+    With ``advise`` (a file) the error names the option that names that column and suggests
+    a header of the file that looks like it (:func:`_suggestion`): a user's own file rarely
+    has the headers t, q, tau, and "no column 't' (columns: time, position, torque)" left the
+    way to ``--time time`` to the help text. A table passed in Python has fixed names."""
+    for role, (option, _) in COLUMN_ROLES.items():
+        name = getattr(columns, role)
+        if name is None or name in df.columns or (
+                role == "trajectory" and name == TRAJECTORY_COLUMN):
+            continue
         have = _shorten(", ".join(map(str, df.columns)) or "none")
-        raise DataError(f"{path}: no column '{name}' (columns: {have})")
+        advice = (f": name the {role} column with {option} NAME (Columns({role}=…) in Python)"
+                  + _suggestion(df, columns, role)) if advise else ""
+        raise DataError(f"{path}: no column '{name}' (columns: {have}){advice}")
+
+
+def _suggestion(df: pd.DataFrame, columns: Columns, role: str) -> str:
+    """``", here perhaps --option HEADER"`` where exactly one header of ``df`` looks like the
+    column of field ``role`` (:data:`COLUMN_ROLES`, :func:`_looks_like`), no field of
+    ``columns`` names it already and it is no simulator's ``*_true`` column; else ``""``."""
+    option, usual = COLUMN_ROLES[role]
+    taken = {getattr(columns, r) for r in COLUMN_ROLES}
+    like = [str(c) for c in df.columns if c not in taken and not str(c).endswith("_true")
+            and _looks_like(str(c), usual)]
+    return f", here perhaps {option} {_shorten(like[0], 40)}" if len(like) == 1 else ""
+
+
+def _looks_like(header: str, usual: Sequence[str]) -> bool:
+    """Whether ``header``, in lower case and without a unit in brackets or after ``_``/space
+    (``Time [s]``, ``angle_rad``), is one of the ``usual`` names or starts with one of three or
+    more letters."""
+    stem = re.split(r"[\s_\[(]", header.strip().lower(), maxsplit=1)[0]
+    return any(stem == u or (len(u) >= 3 and stem.startswith(u)) for u in usual)
 
 
 def _numeric_column(df: pd.DataFrame, name: str, path: Path) -> np.ndarray:
-    """A column as finite floats; ``df`` is indexed by the line of each row (:func:`read_table`)."""
-    _check_column(df, name, path)
+    """A column as finite floats; ``df`` is indexed by the line of each row (:func:`read_table`)
+    and holds the column (:func:`check_columns`)."""
     values = _coerce(df, name, path)
     finite = np.isfinite(values)
     if not finite.all():
@@ -422,7 +467,6 @@ def _time_column(df: pd.DataFrame, name: str, path: Path) -> np.ndarray:
     """The time column as finite floats (:func:`_numeric_column`); durations or dates and times
     in their place are refused, saying so: read as numbers, a Parquet file's typed column gave
     nanoseconds, which the check of the sampling period took for seconds."""
-    _check_column(df, name, path)
     if isinstance(df[name], pd.Series) and (held := _clock_values(df[name])):
         raise DataError(f"{path}: column '{name}' holds {held}, not numbers: give the time in "
                         "seconds as a number (a duration's total seconds, or the seconds "
@@ -660,10 +704,10 @@ def _check_motion(traj: Trajectory, columns: Columns) -> None:
 def _split(df: pd.DataFrame, col: str | None, path: Path) -> list[tuple[str, pd.DataFrame]]:
     """Split a table on its trajectory column; return (name, part) pairs, the parts indexed
     like ``df`` by the line of each row. A file without the column ``col`` is one trajectory
-    when ``col`` is the default name (:data:`TRAJECTORY_COLUMN`), an error otherwise."""
+    (``col`` is then the default name, :data:`TRAJECTORY_COLUMN`: :func:`check_columns`
+    refused any other)."""
     if col is None or (col == TRAJECTORY_COLUMN and col not in df.columns):
         return [(str(path), df)]
-    _check_column(df, col, path)
     keys = df[col]
     if keys.isna().any():
         i = int(np.flatnonzero(keys.isna().to_numpy())[0])
@@ -703,6 +747,7 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
     path = Path(path)
     try:
         df = read_table(path)
+        check_columns(df, columns, path)
         scale = np.pi / 180.0 if angle_unit == "deg" else 1.0
         return [_trajectory(part, name, path, columns, (scale, TIME_UNITS[time_unit]), resample)
                 for name, part in _split(df, columns.trajectory, path)]

@@ -531,6 +531,29 @@ def test_a_trajectory_column_that_is_not_in_the_file_is_named(tmp_path):
     """``--trajectory-column foo`` on a file without it was ignored; the default name
     ``trajectory`` still splits only the files that have it."""
     path = _write(tmp_path)
-    with pytest.raises(DataError, match=rf"^{path}: no column 'foo' \(columns: t, q, tau\)$"):
+    with pytest.raises(DataError, match=rf"^{path}: no column 'foo' \(columns: t, q, tau\): "
+                                        r"name the trajectory column with --trajectory-column "
+                                        r"NAME \(Columns\(trajectory=…\) in Python\)$"):
         load_trajectories(path, Columns(trajectory="foo"))
     assert len(load_trajectories(path)) == 1
+
+
+@pytest.mark.parametrize(("headers", "columns", "hint"), [
+    (("time", "position", "torque"), Columns(), ": name the time column with --time NAME "
+     r"\(Columns\(time=…\) in Python\), here perhaps --time time$"),
+    (("t", "Angle [rad]", "tau"), Columns(), r"here perhaps --position Angle \[rad\]$"),
+    (("time", "q", "tau_meas"), Columns(time="time"), "here perhaps --torque tau_meas$"),
+    (("t", "pos_motor", "pos_link", "tau"), Columns(), r"\(Columns\(position=…\) in Python\)$"),
+    (("t", "q", "tau_true"), Columns(), r"\(Columns\(torque=…\) in Python\)$"),
+])
+def test_a_missing_column_names_its_option_and_a_header_that_looks_like_it(
+        tmp_path, headers, columns, hint):
+    """A user's file with its own headers stopped at "no column 't' (columns: time, position,
+    torque)". The error names the option and, where one header looks like the column, it;
+    two candidates (a motor and a link encoder) or a simulator's truth column get no guess."""
+    t = np.arange(200) * 1e-3
+    values = [t, np.sin(t), np.cos(t), np.cos(2 * t)][:len(headers)]
+    path = tmp_path / "own.csv"
+    pd.DataFrame(dict(zip(headers, values, strict=True))).to_csv(path, index=False)
+    with pytest.raises(DataError, match=rf"^{path}: no column '\w+' \(columns: .*{hint}"):
+        load_trajectories(path, columns)
