@@ -101,20 +101,21 @@ def diagnose(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
 def diagnose_prepared(prep: Prepared, *, axis: str = "revolute",
                       whole: Prepared | None = None) -> list[Finding]:
     """:func:`diagnose` on a :class:`~sparsefric.preprocessing.Prepared` training set,
-    :func:`check_motion` and :func:`check_given_derivatives` of its records,
-    :func:`check_denoising` of its torque and :func:`check_sampling` of its periods.
+    :func:`check_motion`, :func:`check_counts` and :func:`check_given_derivatives` of its
+    records, :func:`check_denoising` of its torque and :func:`check_sampling` of its periods.
 
     ``whole``: the records as given, where ``prep`` holds the training parts cut from them
     (blocks held out for validation); their motion is judged whole, and named as given.
     """
     x = prep.signals
+    length = "m" if axis == "prismatic" else "rad"
     found = diagnose(x.q, x.qd, x.qdd, prep.tau_raw, prep.bounds, axis=axis)
     if any(f.code in SPEED_RANGE_CODES for f in found):  # judged again with the steady levels
         found = [f for f in found if f.code not in SPEED_RANGE_CODES]
-        found += speed_range_of(prep, "m/s" if axis == "prismatic" else "rad/s")
+        found += speed_range_of(prep, f"{length}/s")
     given = prep if whole is None else whole
-    found += check_motion(given.pieces, given.signals.qd, given.bounds,
-                          "m" if axis == "prismatic" else "rad")
+    found += check_motion(given.pieces, given.signals.qd, given.bounds, length)
+    found += check_counts(given.pieces, length)
     found += check_denoising(prep.tau_raw, prep.tau, "N" if axis == "prismatic" else "N·m",
                              _user_cutoff(prep.params))
     found += check_sampling(prep.dt)
@@ -391,6 +392,36 @@ def check_degrees(q: np.ndarray, qd: np.ndarray) -> list[Finding]:
                         f"within ±{peak:.4g} at speeds up to {speed:.3g} rad/s: it looks like "
                         f"degrees; use {mention('angle_unit', 'deg')}")]
     return []
+
+
+#: Span [rad or m] a position of whole numbers must reach to be read as encoder counts: a real
+#: encoder's step is far below 1 rad (six counts a turn) and 1 m, so whole numbers over such a
+#: span are counts, or whole degrees or micrometres, read as rad or m.
+MIN_COUNT_SPAN = 100.0
+
+
+def check_counts(records: Sequence[Trajectory], unit: str = "rad") -> list[Finding]:
+    """Measured positions [``unit``] of ``records`` that are whole numbers only and span at
+    least :data:`MIN_COUNT_SPAN`: encoder counts read as rad (or m).
+
+    Drives log the position in counts more often than in rad. The data/example joint logged
+    in counts of a 2^17-count encoder went through with no unit warning (the degree check
+    reads ±400 at most as degrees): its speeds came out 2.1e4 × too high, its inertia
+    7.4e-5 kg·m² (truth 1.5), the gravity terms fitted the cosine of counts, and the training
+    torque error was 66 %."""
+    if not records:
+        return []
+    q = np.concatenate([np.asarray(r.q, dtype=float) for r in records])
+    span = float(np.ptp(q))
+    if span < MIN_COUNT_SPAN or not np.all(q == np.round(q)):
+        return []
+    scale = "× 2π / the counts per turn" if unit == "rad" else "× the encoder step in m"
+    return [Finding("warning", "position_in_counts",
+                    f"the position holds whole numbers only, spanning {span:.6g} {unit}: it "
+                    f"looks like encoder counts (or whole degrees or micrometres); convert the "
+                    f"position column to {unit} ({scale}, and to the joint side of any gear) "
+                    f"before identifying: read as {unit}, every speed, the gravity terms and the "
+                    "inertia are off by that factor")]
 
 
 #: Fastest linear axis of a machine or robot [m/s]: linear motors reach a few m/s, ball screws

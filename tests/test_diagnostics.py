@@ -14,6 +14,7 @@ from sparsefric.data import Trajectory
 from sparsefric.data_checks import (
     MIN_TRAVEL_STEPS,
     Finding,
+    check_counts,
     check_given_derivatives,
     check_motion,
     derivative_ratio,
@@ -147,6 +148,40 @@ def test_a_prismatic_position_in_mm_is_suspected():
     found = diagnose(1e3 * q, 1e3 * qd, 1e3 * qdd, tau, axis="prismatic")
     assert "length_in_mm" in _codes(found)
     assert "length_in_mm" not in _codes(diagnose(1e3 * q, 1e3 * qd, 1e3 * qdd, tau))
+
+
+@pytest.mark.parametrize(("steps_per_unit", "unit"), [(2**17 / (2 * np.pi), "rad"), (1e6, "m")])
+def test_a_position_in_encoder_counts_is_suspected(example, steps_per_unit, unit):
+    """data/example's 0.127 rad/s training record in counts of a 2^17-count encoder (or a
+    prismatic axis in whole µm) went through with no unit warning; the same record in rad, and
+    whole numbers over a span a real encoder could step (99 rad), draw none."""
+    record = example["train"][0]
+    counts = replace(record, q=np.round(record.q * steps_per_unit))
+    (found,) = check_counts([counts], unit)
+    assert found.code == "position_in_counts" and f"spanning {np.ptp(counts.q):.6g} {unit}" \
+        in found.message
+    assert check_counts([record], unit) == []
+    short = replace(record, q=np.round(record.q / np.ptp(record.q) * 99))
+    assert check_counts([short], unit) == []
+
+
+def test_the_training_checks_and_predict_name_a_position_in_counts(tmp_path, example, capsys):
+    """Through the data checks of a fit (the whole records, where blocks are held out) and
+    predict's unit checks, which a model identified in rad meets on records in counts."""
+    from sparsefric.cli import main
+    from sparsefric.data import save_trajectory
+    from sparsefric.preprocessing import Preprocessor
+
+    from .conftest import EXAMPLE
+
+    record = example["train"][0]
+    counts = replace(record, q=np.round(record.q * 2**17 / (2 * np.pi)))
+    prep = Preprocessor().prepare([counts])
+    assert "position_in_counts" in _codes(diagnose_prepared(prep))
+    assert "position_in_counts" not in _codes(diagnose_prepared(Preprocessor().prepare([record])))
+    save_trajectory(tmp_path / "counts.csv", counts)
+    assert main(["predict", str(EXAMPLE / "truth.json"), str(tmp_path / "counts.csv")]) == 0
+    assert "warning: the position holds whole numbers only" in capsys.readouterr().err
 
 
 def _given(scale_qd: float = 1.0, scale_qdd: float = 1.0) -> Trajectory:

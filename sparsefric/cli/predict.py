@@ -140,10 +140,12 @@ def _model_torque_delay(args: argparse.Namespace, model) -> None:
 
 def _unit_findings(prep, axis: str, given: bool) -> list:
     """The data checks that read a unit mistake in records to predict: a time column in ms
-    (:func:`~sparsefric.data_checks.check_sampling`), degrees read as rad, mm read as m, and
-    velocity or acceleration columns that are not the position's derivatives (an error where
-    ``given``: the prediction takes them as they are)."""
+    (:func:`~sparsefric.data_checks.check_sampling`), degrees read as rad, mm read as m,
+    encoder counts read as either, and velocity or acceleration columns that are not the
+    position's derivatives (an error where ``given``: the prediction takes them as they
+    are)."""
     from sparsefric.data_checks import (
+        check_counts,
         check_degrees,
         check_given_derivatives,
         check_millimetres,
@@ -152,4 +154,5 @@ def _unit_findings(prep, axis: str, given: bool) -> list:
 
     position = check_degrees if axis == "revolute" else check_millimetres
     return (check_sampling(prep.dt) + position(prep.signals.q, prep.signals.qd)
+            + check_counts(prep.pieces, "rad" if axis == "revolute" else "m")
             + check_given_derivatives(prep.pieces, axis, used=given))
