@@ -124,6 +124,29 @@ def diagnose_prepared(prep: Prepared, *, axis: str = "revolute",
     return sorted(found, key=lambda f: f.level != "error")
 
 
+def check_units(prep: Prepared, axis: str = "revolute", *, given: bool = False
+                ) -> list[Finding]:
+    """The checks that read a unit mistake in the records of ``prep``: a time column in ms
+    (:func:`check_sampling`), degrees read as rad or mm read as m (:func:`check_degrees`,
+    :func:`check_millimetres`), encoder counts read as either (:func:`check_counts`), and
+    velocity or acceleration columns that are not the position's derivatives
+    (:func:`check_given_derivatives`, an error where ``given``: they are used as they are).
+
+    For the records a model meets besides its training ones (validation, test, predict),
+    whose units the training checks do not see."""
+    x = prep.signals
+    position = check_degrees(x.q, x.qd) if axis == "revolute" else check_millimetres(x.q, x.qd)
+    return (check_sampling(prep.dt) + position
+            + check_counts(prep.pieces, "m" if axis == "prismatic" else "rad")
+            + check_given_derivatives(prep.pieces, axis, used=given))
+
+
+def named(findings: Sequence[Finding], what: str) -> list[Finding]:
+    """``findings`` with each message led by ``what`` (``"test data"``): which records it is
+    about."""
+    return [Finding(f.level, f.code, f"{what}: {f.message}") for f in findings]
+
+
 #: Share of the torque RMS the denoising may remove before the record is suspect.
 MAX_DENOISED_SHARE = 0.3
 
@@ -390,7 +413,8 @@ def check_degrees(q: np.ndarray, qd: np.ndarray) -> list[Finding]:
         return [Finding("warning", "angle_in_degrees",
                         f"the position spans {span:.4g} rad ({span / (2 * np.pi):.1f} turns) "
                         f"within ±{peak:.4g} at speeds up to {speed:.3g} rad/s: it looks like "
-                        f"degrees; use {mention('angle_unit', 'deg')}")]
+                        f"degrees; use {mention('angle_unit', 'deg')}, which reads every "
+                        "file in degrees")]
     return []
 
 

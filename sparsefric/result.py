@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from sparsefric.data import Trajectory
-from sparsefric.data_checks import Finding
+from sparsefric.data_checks import Finding, check_units, named
 from sparsefric.feature_library import FeatureLibrary
 from sparsefric.model import JointModel
 from sparsefric.preprocessing import Prepared, Preprocessor
@@ -224,14 +224,15 @@ class IdentificationResult:
     def check_test(self, trajectories: Sequence[Trajectory]) -> None:
         """Add the finding :data:`OUTSIDE_VALIDITY` where the test ``trajectories``, prepared
         as the training data were, leave the model's validity range: their errors then
-        measure an extrapolation. The message is ``predict``'s, after "test data: "; a result
-        checked twice on the same records warns once. The prepared records are kept, so that
-        the report scoring them does not differentiate them again."""
-        signals = self.preprocessor.prepare(trajectories, remember=True).signals
-        text = self.model.outside_message(signals.q, signals.qd)
-        finding = Finding("warning", OUTSIDE_VALIDITY, f"test data: {text}")
-        if text and finding not in self.findings:
-            self.findings.append(finding)
+        measure an extrapolation; and the unit checks of ``predict``
+        (:func:`~sparsefric.data_checks.check_units`). The messages are ``predict``'s, after
+        "test data: "; a result checked twice on the same records warns once. The prepared
+        records are kept, so that the report scoring them does not differentiate them again."""
+        prep = self.preprocessor.prepare(trajectories, remember=True)
+        found = named(check_units(prep, self.model.axis), "test data")
+        if text := self.model.outside_message(prep.signals.q, prep.signals.qd):
+            found.append(Finding("warning", OUTSIDE_VALIDITY, f"test data: {text}"))
+        self.findings += [f for f in found if f not in self.findings]
 
     def relative_error(self, trajectories: Sequence[Trajectory],
                        model: JointModel | None = None) -> float:

@@ -483,3 +483,20 @@ def test_a_negative_inertia_without_friction_on_records_that_barely_slide_is_no_
     assert "negate" not in f.message
     assert check_inertia(spring, 0.02, power=-0.03)[0].code == "opposite_torque_sign"
     assert check_inertia(spring, 0.02)[0].code == "opposite_torque_sign"
+
+
+def test_validation_and_test_records_get_the_unit_checks(example, fitted):
+    """Only the training records were unit-checked: data/example's validation records in
+    degrees ran with no unit warning and the model missed the steady friction of every
+    training level (−46 % at 2.13 rad/s); test records in counts went to the report's error."""
+    from sparsefric.estimator import SparseFric
+
+    degrees = [replace(r, q=np.degrees(r.q)) for r in example["validate"]]
+    est = SparseFric(static_only=True).fit(example["train"], validate=degrees)
+    assert any(w.startswith("validation data: the position spans") and "like degrees" in w
+               for w in est.warnings_)
+    assert not any(w.startswith("validation data") for w in fitted.warnings_)
+    counts = [replace(r, q=np.round(r.q * 2**17 / (2 * np.pi))) for r in example["test"]]
+    est.result_.check_test(counts)
+    assert any(f.message.startswith("test data: the position holds whole numbers")
+               for f in est.result_.findings)

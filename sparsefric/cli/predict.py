@@ -45,6 +45,7 @@ def _run_predict(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from sparsefric.atomic import atomic_path, check_out_file
+    from sparsefric.data_checks import check_units
     from sparsefric.model import JointModel
     from sparsefric.validation import relative_error
 
@@ -56,7 +57,7 @@ def _run_predict(args: argparse.Namespace) -> int:
     _check_angle_unit(args, model.axis, f"{args.model} is a {model.axis} model")
     trajs = _load(args.data, args, "trajectory")
     prep = _preprocessor(args, denoise_torque=False).prepare(trajs)
-    for finding in _unit_findings(prep, model.axis, args.differentiation == "given"):
+    for finding in check_units(prep, model.axis, given=args.differentiation == "given"):
         if finding.level == "error":
             raise SparsefricError(finding.message)
         _warn(args, finding.message)
@@ -136,23 +137,3 @@ def _model_torque_delay(args: argparse.Namespace, model) -> None:
         args.torque_delay = check_torque_delay(recorded)
     except OptionError as exc:
         raise ModelFileError(f"{args.model}: $.fit.torque_delay: {exc.problem}") from None
-
-
-def _unit_findings(prep, axis: str, given: bool) -> list:
-    """The data checks that read a unit mistake in records to predict: a time column in ms
-    (:func:`~sparsefric.data_checks.check_sampling`), degrees read as rad, mm read as m,
-    encoder counts read as either, and velocity or acceleration columns that are not the
-    position's derivatives (an error where ``given``: the prediction takes them as they
-    are)."""
-    from sparsefric.data_checks import (
-        check_counts,
-        check_degrees,
-        check_given_derivatives,
-        check_millimetres,
-        check_sampling,
-    )
-
-    position = check_degrees if axis == "revolute" else check_millimetres
-    return (check_sampling(prep.dt) + position(prep.signals.q, prep.signals.qd)
-            + check_counts(prep.pieces, "rad" if axis == "revolute" else "m")
-            + check_given_derivatives(prep.pieces, axis, used=given))
