@@ -387,7 +387,8 @@ class SparseFric(RegressorMixin, BaseEstimator):
             warnings.warn(f"{missing} of the {sum(map(len, trajectories))} rows are not "
                           f"predicted (NaN): in {where}, pieces between jumps of the time or "
                           f"the position shorter than {MIN_PIECE} samples, too short to "
-                          "differentiate", UserWarning, stacklevel=user_stacklevel())
+                          "differentiate, or stretches with the drive off (the torque exactly "
+                          "0 at rest)", UserWarning, stacklevel=user_stacklevel())
         return tau_hat
 
     def relative_error(self, X: TrajectoryInput, model: JointModel | None = None, *,

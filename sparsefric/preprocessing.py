@@ -260,8 +260,9 @@ def per_row(values: Sequence[np.ndarray], trajectories: Sequence[Trajectory]
             ) -> tuple[list[np.ndarray], int]:
     """Values of the records :func:`prepare` makes of ``trajectories`` without a torque delay
     (one array per record, e.g. :meth:`Prepared.torque`), as one array per trajectory with a
-    value per sample: NaN at the samples of the pieces between jumps too short to keep
-    (:func:`~sparsefric.segments.kept_samples`). Also returns how many samples are NaN."""
+    value per sample: NaN at the samples of the pieces between jumps too short to keep and
+    of the stretches with the drive off (:func:`~sparsefric.segments.kept_samples`). Also
+    returns how many samples are NaN."""
     kept = [kept_samples(t) for t in trajectories]
     out = np.full(sum(k.size for k in kept), np.nan)
     out[np.concatenate(kept)] = np.concatenate(values)

@@ -9,7 +9,10 @@ derivative across such a jump is a one-sample velocity spike of Δq/h and an acc
 * a **time break**: a step ``t_{i+1} − t_i`` that is not positive or exceeds
   :data:`TIME_GAP_FACTOR` times the median period;
 * a **position jump** (:func:`position_jumps`): a step ``d_i = q_{i+1} − q_i`` that departs
-  from the steps around it by far more than both the local motion and the noise.
+  from the steps around it by far more than both the local motion and the noise;
+
+and leaves out the **drive off** (:func:`drive_off`): runs where the torque is exactly 0 while
+the joint rests.
 
 The pieces become separate records (their own bounds, z restarted); pieces shorter than
 :data:`MIN_PIECE` samples are left out. Every cut and every piece left out is described in a
@@ -30,9 +33,9 @@ from sparsefric.data import MIN_SAMPLES, Trajectory
 from sparsefric.differentiation.trend_filter import measurement_noise_std
 from sparsefric.errors import DataError
 
-__all__ = ["JUMP_FACTOR", "MIN_PIECE", "TIME_GAP_FACTOR", "cut_steps", "kept_samples",
-           "piece_bounds", "position_jumps", "rest_mask", "split_record", "split_records",
-           "time_breaks", "validation_blocks"]
+__all__ = ["DRIVE_OFF_SAMPLES", "JUMP_FACTOR", "MIN_PIECE", "TIME_GAP_FACTOR", "cut_steps",
+           "drive_off", "kept_samples", "piece_bounds", "position_jumps", "rest_mask",
+           "split_record", "split_records", "time_breaks", "validation_blocks"]
 
 #: A step is a jump when its departure from the steps around it exceeds this many times both
 #: the largest of those steps and the position noise σ̂.
@@ -122,11 +125,61 @@ def cut_steps(t: np.ndarray, q: np.ndarray, noise: float | None = None) -> np.nd
     return np.flatnonzero(time_breaks(t) | position_jumps(q, sigma))
 
 
+#: Fewest samples of a run of exact zeros of the torque at rest that :func:`drive_off` takes
+#: for the drive switched off (a resting drive that holds the joint logs its noise).
+DRIVE_OFF_SAMPLES = 50
+
+
+def drive_off(tau: np.ndarray, q: np.ndarray, noise: float,
+              min_run: int = DRIVE_OFF_SAMPLES) -> np.ndarray:
+    """Samples of the runs of at least ``min_run`` samples where the torque ``tau`` [N·m or N]
+    is exactly 0 and the joint rests (:func:`rest_mask` of ``q`` with noise σ̂ ``noise``).
+
+    There the drive was off, or the log holds its command while a brake held the joint: an
+    unmeasured torque then carries the gravity and the bristles, and the equation of motion
+    does not hold. data/example with 3 s at rest and the torque at 0 before each training
+    record came out with I +32 % (1.99 kg·m², truth 1.5) and an offset warning that did not
+    name the cause. A joint that coasts with the drive off (τ = 0 while it moves) is kept: the
+    equation holds there with τ = 0. A torque that is 0 throughout is none measured (the
+    placeholder of a record to predict; the loader refuses a constant torque column).
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+    """
+    zero = np.asarray(tau) == 0.0
+    out = np.zeros(len(zero), dtype=bool)
+    if zero.all() or not any(b - a >= min_run for a, b in _runs(zero)):
+        return out  # no torque measured (a record to predict), or no such run
+    for a, b in _runs(zero & rest_mask(q, noise)):
+        out[a:b] = b - a >= min_run
+    return out
+
+
 def piece_bounds(n: int, cuts: np.ndarray) -> list[tuple[int, int]]:
     """``(start, stop)`` sample ranges of the pieces of an n-sample record cut after the
     samples ``cuts`` (step i cuts between samples i and i + 1)."""
     edges = np.r_[0, np.asarray(cuts, dtype=int) + 1, n]
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
+
+
+def _bounds(traj: Trajectory, noise: float | None = None
+            ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
+    """The cuts of ``traj`` (:func:`cut_steps`), its drive-off samples (:func:`drive_off`) and
+    the ``(start, stop)`` sample ranges of its pieces: between the cuts, without those
+    samples."""
+    sigma = measurement_noise_std(np.asarray(traj.q, dtype=float)) if noise is None else noise
+    cuts = cut_steps(traj.t, traj.q, sigma)
+    off = drive_off(traj.tau, traj.q, sigma)
+    bounds = [(a + start, a + stop) for a, b in piece_bounds(len(traj), cuts)
+              for start, stop in _runs(~off[a:b])]
+    return cuts, off, bounds
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """``(start, stop)`` of each run of True in ``mask``."""
+    edges = np.flatnonzero(np.diff(np.r_[0, np.asarray(mask, dtype=np.int8), 0]))
+    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True)]
 
 
 def _piece(traj: Trajectory, a: int, b: int) -> Trajectory:
@@ -152,9 +205,20 @@ def _split_note(traj: Trajectory, cuts: np.ndarray, kept: int) -> str:
             "records (never differentiated across a jump; the bristle state restarts in each)")
 
 
+def _off_note(traj: Trajectory, off: np.ndarray, kept: int) -> str:
+    runs = _runs(off)
+    seconds = float(off.sum()) * float(np.median(np.diff(traj.t)))
+    return (f"{traj.name}: the torque is exactly 0 while the joint rests in {len(runs)} "
+            f"stretch(es), {seconds:.3g} s in all, the first from t = {traj.t[runs[0][0]]:.6g} "
+            "s: the drive was off, or a brake held the joint against a torque the log does not "
+            "hold; those samples are left out"
+            + (f", and the record is split into {kept} records there" if kept > 1 else ""))
+
+
 def split_record(traj: Trajectory, noise: float | None = None,
                  min_samples: int = MIN_PIECE) -> tuple[list[Trajectory], list[str]]:
-    """The pieces of ``traj`` between its time breaks and position jumps, and notes.
+    """The pieces of ``traj`` between its time breaks and position jumps, without the samples
+    where the drive is off, and notes.
 
     Parameters
     ----------
@@ -173,13 +237,14 @@ def split_record(traj: Trajectory, noise: float | None = None,
     notes : list of str
         What was cut and what was left out, one line each (empty when nothing was cut).
     """
-    cuts = cut_steps(traj.t, traj.q, noise)
-    if cuts.size == 0:
+    cuts, off, bounds = _bounds(traj, noise)
+    if cuts.size == 0 and not off.any():
         return [traj], []
-    bounds = piece_bounds(len(traj), cuts)
     kept = [(a, b) for a, b in bounds if b - a >= min_samples]
     short = [(a, b) for a, b in bounds if b - a < min_samples]
-    notes = [_split_note(traj, cuts, len(kept))]
+    notes = [_split_note(traj, cuts, len(kept))] if cuts.size else []
+    if off.any():
+        notes.append(_off_note(traj, off, len(kept)))
     if short:
         listed = ", ".join(f"[{a}:{b}]" for a, b in short[:_LISTED])
         more = f" and {len(short) - _LISTED} more" if len(short) > _LISTED else ""
@@ -190,8 +255,8 @@ def split_record(traj: Trajectory, noise: float | None = None,
 
 def kept_samples(traj: Trajectory, min_samples: int = MIN_PIECE) -> np.ndarray:
     """Which samples of ``traj`` the records prepared from it hold, without a torque delay
-    (:func:`~sparsefric.preprocessing.aligned_pieces`): those of its pieces between jumps
-    (:func:`split_record`) of at least ``min_samples`` samples.
+    (:func:`~sparsefric.preprocessing.aligned_pieces`): those of its pieces between jumps and
+    without the drive off (:func:`split_record`) of at least ``min_samples`` samples.
 
     Returns
     -------
@@ -199,7 +264,7 @@ def kept_samples(traj: Trajectory, min_samples: int = MIN_PIECE) -> np.ndarray:
         False at the samples of the pieces left out.
     """
     mask = np.zeros(len(traj), dtype=bool)
-    for a, b in piece_bounds(len(traj), cut_steps(traj.t, traj.q)):
+    for a, b in _bounds(traj)[2]:
         mask[a:b] = b - a >= min_samples
     return mask
 

@@ -519,7 +519,7 @@ def test_predict_says_which_rows_a_piece_too_short_between_jumps_leaves_out(tmp_
     err = capsys.readouterr().err
     assert "1 piece(s) between jumps shorter than 50 samples left out (samples [1000:1030])" in err
     assert (f"30 of the 3000 samples are not predicted (pieces between jumps shorter than 50 "
-            f"samples): the error and {pred} leave them out") in err
+            f"samples, stretches with the drive off): the error and {pred} leave them out") in err
     assert len(pd.read_csv(pred)) == 2970
     # the samples a torque delay shifts past the record's ends are counted with them
     assert main(["predict", str(EXAMPLE / "truth.json"), str(jumped), "--differentiation",
@@ -527,8 +527,8 @@ def test_predict_says_which_rows_a_piece_too_short_between_jumps_leaves_out(tmp_
     err = capsys.readouterr().err
     kept = len(pd.read_csv(pred))
     assert kept < 2970 and (f"{3000 - kept} of the 3000 samples are not predicted (pieces "
-                            "between jumps shorter than 50 samples, and the ends of the records "
-                            "the torque delay shifts past)") in err
+                            "between jumps shorter than 50 samples, stretches with the drive "
+                            "off, and the ends of the records the torque delay shifts past)") in err
 
 
 def test_python_dash_m_runs_the_command_line():

@@ -83,8 +83,8 @@ def _run_predict(args: argparse.Namespace) -> int:
 def _left_out(args: argparse.Namespace, trajs, prep) -> list[str]:
     """What preparing the records changed, as identify reports it (records cut at jumps,
     pieces left out), and how many samples of the files the error and ``--out``, which have
-    a row per sample predicted, leave out: those of pieces too short between jumps, and the
-    ends of the records the torque delay shifts past."""
+    a row per sample predicted, leave out: those of pieces too short between jumps, those with
+    the drive off, and the ends of the records the torque delay shifts past."""
     from sparsefric.segments import MIN_PIECE
 
     missing = sum(map(len, trajs)) - len(prep.tau_raw)
@@ -94,8 +94,8 @@ def _left_out(args: argparse.Namespace, trajs, prep) -> list[str]:
     delay = ", and the ends of the records the torque delay shifts past" \
         if args.torque_delay else ""
     return [*prep.notes, f"{missing} of the {sum(map(len, trajs))} samples are not predicted "
-            f"(pieces between jumps shorter than {MIN_PIECE} samples{delay}): the error{where} "
-            "leave them out"]
+            f"(pieces between jumps shorter than {MIN_PIECE} samples, stretches with the drive "
+            f"off{delay}): the error{where} leave them out"]
 
 
 def _fit_section(args: argparse.Namespace, model) -> dict:
