@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from sparsefric.options import mention
+from sparsefric.regimes import runs
 
 if TYPE_CHECKING:
     from sparsefric.data import Trajectory
@@ -243,10 +244,7 @@ def check_torque(tau: np.ndarray, unit: str = "N·m") -> list[Finding]:
 
 def _longest_run(mask: np.ndarray) -> int:
     """Length of the longest run of True in ``mask``."""
-    if not mask.any():
-        return 0
-    edges = np.diff(np.r_[0, mask.astype(np.int8), 0])
-    return int(np.max(np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)))
+    return max((b - a for a, b in runs(mask)), default=0)
 
 
 def check_clipping(tau: np.ndarray, unit: str = "N·m") -> list[Finding]:

@@ -12,6 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 
+def runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """``(start, stop)`` sample ranges of the runs of True in ``mask``, in order."""
+    edges = np.flatnonzero(np.diff(np.r_[0, np.asarray(mask, dtype=np.int8), 0]))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
+
+
 def distance_from_stops(q: np.ndarray, qd: np.ndarray, v_stop: float) -> np.ndarray:
     """Travelled distance [rad] to the nearest stop or reversal (the last one or the next).
 

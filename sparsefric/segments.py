@@ -32,6 +32,7 @@ import numpy as np
 from sparsefric.data import MIN_SAMPLES, Trajectory
 from sparsefric.differentiation.trend_filter import measurement_noise_std
 from sparsefric.errors import DataError
+from sparsefric.regimes import runs
 
 __all__ = ["DRIVE_OFF_SAMPLES", "JUMP_FACTOR", "MIN_PIECE", "TIME_GAP_FACTOR", "cut_steps",
            "drive_off", "kept_samples", "piece_bounds", "position_jumps", "rest_mask",
@@ -149,9 +150,9 @@ def drive_off(tau: np.ndarray, q: np.ndarray, noise: float,
     """
     zero = np.asarray(tau) == 0.0
     out = np.zeros(len(zero), dtype=bool)
-    if zero.all() or not any(b - a >= min_run for a, b in _runs(zero)):
+    if zero.all() or not any(b - a >= min_run for a, b in runs(zero)):
         return out  # no torque measured (a record to predict), or no such run
-    for a, b in _runs(zero & rest_mask(q, noise)):
+    for a, b in runs(zero & rest_mask(q, noise)):
         out[a:b] = b - a >= min_run
     return out
 
@@ -172,14 +173,8 @@ def _bounds(traj: Trajectory, noise: float | None = None
     cuts = cut_steps(traj.t, traj.q, sigma)
     off = drive_off(traj.tau, traj.q, sigma)
     bounds = [(a + start, a + stop) for a, b in piece_bounds(len(traj), cuts)
-              for start, stop in _runs(~off[a:b])]
+              for start, stop in runs(~off[a:b])]
     return cuts, off, bounds
-
-
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """``(start, stop)`` of each run of True in ``mask``."""
-    edges = np.flatnonzero(np.diff(np.r_[0, np.asarray(mask, dtype=np.int8), 0]))
-    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True)]
 
 
 def _piece(traj: Trajectory, a: int, b: int) -> Trajectory:
@@ -206,12 +201,13 @@ def _split_note(traj: Trajectory, cuts: np.ndarray, kept: int) -> str:
 
 
 def _off_note(traj: Trajectory, off: np.ndarray, kept: int) -> str:
-    runs = _runs(off)
+    stretches = runs(off)
     seconds = float(off.sum()) * float(np.median(np.diff(traj.t)))
-    return (f"{traj.name}: the torque is exactly 0 while the joint rests in {len(runs)} "
-            f"stretch(es), {seconds:.3g} s in all, the first from t = {traj.t[runs[0][0]]:.6g} "
-            "s: the drive was off, or a brake held the joint against a torque the log does not "
-            "hold; those samples are left out"
+    first = traj.t[stretches[0][0]]
+    return (f"{traj.name}: the torque is exactly 0 while the joint rests in {len(stretches)} "
+            f"stretch(es), {seconds:.3g} s in all, the first from t = {first:.6g} s: the drive "
+            "was off, or a brake held the joint against a torque the log does not hold; those "
+            "samples are left out"
             + (f", and the record is split into {kept} records there" if kept > 1 else ""))
 
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numpy.typing import ArrayLike
 
+from sparsefric.regimes import runs
+
 #: Width of a figure in SVG user units (≈ CSS pixels at 100 % zoom).
 WIDTH = 1100
 FONT = 12
@@ -268,17 +270,11 @@ class Panel:
         return 30 + _CHAR * max((len(t) for t in labels), default=1)
 
 
-def _runs(ok: np.ndarray) -> list[tuple[int, int]]:
-    """(start, stop) of each run of True in ``ok``."""
-    edges = np.flatnonzero(np.diff(np.r_[0, ok.astype(np.int8), 0]))
-    return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
-
-
 def _path(px: np.ndarray, py: np.ndarray) -> str:
     """Path data through the points, broken where a coordinate is not finite."""
     ok = np.isfinite(px) & np.isfinite(py)
     out = []
-    for a, b in _runs(ok):
+    for a, b in runs(ok):
         xy = np.column_stack([px[a:b], py[a:b]]).ravel().tolist()
         out.append("M" + ("%.1f %.1f " * (b - a)) % tuple(xy))
     return "".join(out)
@@ -288,7 +284,7 @@ def _area(px: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> str:
     """One closed path per run of finite points: along ``hi``, back along ``lo``."""
     ok = np.isfinite(px) & np.isfinite(lo) & np.isfinite(hi)
     out = []
-    for a, b in _runs(ok):
+    for a, b in runs(ok):
         xs = np.r_[px[a:b], px[a:b][::-1]]
         ys = np.r_[hi[a:b], lo[a:b][::-1]]
         out.append("M" + "L".join(f"{x:.1f} {y:.1f}" for x, y in zip(xs.tolist(), ys.tolist(),

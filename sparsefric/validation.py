@@ -27,7 +27,7 @@ from sparsefric.differentiation import differentiate
 from sparsefric.errors import DataError
 from sparsefric.lugre import integrate_z
 from sparsefric.model import JointModel
-from sparsefric.regimes import default_stop_speed
+from sparsefric.regimes import default_stop_speed, runs
 
 # --------------------------------------------------------------------------- torque metrics
 
@@ -358,7 +358,7 @@ def constant_velocity_mask(qd: np.ndarray, qdd: np.ndarray, *,
     if q is not None and settle > 0:
         mask &= travel_since_start(np.asarray(q, dtype=float), qd, v_thr) >= settle
     out = np.zeros_like(mask)
-    for a, b in _runs(mask):
+    for a, b in runs(mask):
         if b - a > 2 * trim:
             out[a + trim:b - trim] = True
     return out
@@ -371,12 +371,6 @@ def travel_since_start(q: np.ndarray, qd: np.ndarray, stop_speed: float) -> np.n
     start = np.r_[True, direction[1:] != direction[:-1]]
     first = np.maximum.accumulate(np.where(start, np.arange(len(q)), 0))
     return np.abs(q - q[first])
-
-
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """(start, stop) of the runs of True in ``mask``."""
-    edges = np.flatnonzero(np.diff(np.r_[0, mask.astype(np.int8), 0]))
-    return list(zip(edges[::2], edges[1::2], strict=True))
 
 
 def _velocity_levels(speeds: np.ndarray, rel_tol: float) -> np.ndarray:
@@ -425,16 +419,16 @@ def cve_pairs(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray, *
     stroke = float(np.subtract(*np.percentile(q, [99, 1]))) if len(q) else 0.0
     mask = constant_velocity_mask(qd, qdd, accel_threshold=accel_threshold,
                                   speed_threshold=speed_threshold, trim=trim, q=q, settle=settle)
-    runs = [(a, b) for a, b in _runs(mask) if abs(q[b - 1] - q[a]) >= MIN_RUN_TRAVEL * stroke]
+    steady = [(a, b) for a, b in runs(mask) if abs(q[b - 1] - q[a]) >= MIN_RUN_TRAVEL * stroke]
     cols = ["level", "position", "v_plus", "v_minus", "tau_plus", "tau_minus", "friction",
             "gravity", "n_plus", "n_minus"]
-    if not runs:
+    if not steady:
         return pd.DataFrame(columns=cols)
-    speeds = np.array([np.mean(np.abs(qd[a:b])) for a, b in runs])
+    speeds = np.array([np.mean(np.abs(qd[a:b])) for a, b in steady])
     labels = _velocity_levels(speeds, level_tol)
     rows = []
     for level in range(labels.max() + 1):
-        idx = np.concatenate([np.arange(a, b) for (a, b), lab in zip(runs, labels, strict=True)
+        idx = np.concatenate([np.arange(a, b) for (a, b), lab in zip(steady, labels, strict=True)
                               if lab == level])
         rows.extend(_pair_bins(level, q[idx], qd[idx], tau[idx], bin_width, min_samples))
     return pd.DataFrame(rows, columns=cols)
@@ -665,7 +659,7 @@ def hysteresis(qd: np.ndarray, qdd: np.ndarray, tau_f: np.ndarray, *,
     tau_f = np.asarray(tau_f, dtype=float)
     v = 0.1 * np.percentile(np.abs(qd), 99) if v_window is None else v_window
     rows = []
-    for event, (a, b) in enumerate(_runs(np.abs(qd) < v)):
+    for event, (a, b) in enumerate(runs(np.abs(qd) < v)):
         idx = np.arange(a, b)
         rows.append(pd.DataFrame({
             "event": event, "index": idx, "qd": qd[idx], "tau_f": tau_f[idx],
