@@ -133,6 +133,7 @@ OPTIONS: dict[str, Callable[[str], Any]] = {
     "random_state": integer_parser(0),
     "angle_unit": _choice(*ANGLE_UNITS),
     "time_unit": _choice(*TIME_UNITS),
+    "sample_rate": parse_positive,
     "resample": parse_bool,
     "time": _name,
     "position": _name,

@@ -19,6 +19,7 @@ import filecmp
 import gzip
 import io
 import lzma
+import math
 import os
 import re
 import warnings
@@ -64,10 +65,11 @@ class Columns:
     """Names of the columns to read; ``None`` for an optional column that is absent.
 
     Every column named must be in the file, except the trajectory column by its default name
-    (:data:`TRAJECTORY_COLUMN`), which splits the files that have it.
+    (:data:`TRAJECTORY_COLUMN`), which splits the files that have it, and the time column when
+    the times come from a sample rate (``sample_rate`` of :func:`load_file`).
     """
 
-    time: str = "t"
+    time: str | None = "t"
     position: str = "q"
     torque: str = "tau"
     velocity: str | None = None
@@ -412,6 +414,11 @@ COLUMN_ROLES = {
 }
 
 
+#: The other way to the times, for the hint of a missing time column no header looks like.
+_TIMELESS = {"time": ", or for rows without time stamps their rate with --sample-rate HZ "
+                     "(sample_rate=… in Python)"}
+
+
 def check_columns(df: pd.DataFrame, columns: Columns, path: Path, *,
                   advise: bool = True) -> None:
     """Refuse a table ``df`` read from ``path`` that lacks a column ``columns`` names (the
@@ -428,7 +435,7 @@ def check_columns(df: pd.DataFrame, columns: Columns, path: Path, *,
             continue
         have = _shorten(", ".join(map(str, df.columns)) or "none")
         advice = (f": name the {role} column with {option} NAME (Columns({role}=…) in Python)"
-                  + _suggestion(df, columns, role)) if advise else ""
+                  + (_suggestion(df, columns, role) or _TIMELESS.get(role, ""))) if advise else ""
         raise DataError(f"{path}: no column '{name}' (columns: {have}){advice}")
 
 
@@ -726,7 +733,7 @@ def _split(df: pd.DataFrame, col: str | None, path: Path) -> list[tuple[str, pd.
 
 def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
               angle_unit: str = "rad", resample: bool = False,
-              time_unit: str = "s") -> list[Trajectory]:
+              time_unit: str = "s", sample_rate: float | None = None) -> list[Trajectory]:
     """Read one CSV or Parquet file into one or more trajectories.
 
     Parameters
@@ -741,15 +748,22 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
         Interpolate irregularly sampled data onto a uniform grid instead of rejecting it.
     time_unit : {"s", "ms", "us"}
         Unit of the time column; converted to seconds before any check of the sampling.
+    sample_rate : float, optional
+        Sampling rate [Hz] of a file without a time column (``--sample-rate``): the rows of a
+        record are taken at t = k / ``sample_rate``, k = 0, 1, …, and the time column is not
+        read (a note says so where the file has one). Many drive and PLC logs are written at a
+        fixed rate without time stamps.
     """
     check_choice("angle_unit", angle_unit, ANGLE_UNITS)
     check_choice("time_unit", time_unit, tuple(TIME_UNITS))
+    _check_clock_options(columns, time_unit, sample_rate)
     path = Path(path)
     try:
         df = read_table(path)
-        check_columns(df, columns, path)
+        check_columns(df, replace(columns, time=None) if sample_rate else columns, path)
         scale = np.pi / 180.0 if angle_unit == "deg" else 1.0
-        return [_trajectory(part, name, path, columns, (scale, TIME_UNITS[time_unit]), resample)
+        clock = (TIME_UNITS[time_unit], sample_rate)
+        return [_trajectory(part, name, path, columns, (scale, clock), resample)
                 for name, part in _split(df, columns.trajectory, path)]
     except DataError as exc:  # file content quoted in a message must not break the line
         raise DataError(_shorten(str(exc), 400)) from None
@@ -759,12 +773,47 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
                                  f"({exc.__class__.__name__}: {exc})", 400)) from None
 
 
+def _check_clock_options(columns: Columns, time_unit: str, sample_rate: float | None) -> None:
+    """Refuse a sample rate [Hz] that is no positive number or comes with a time unit, and no
+    time column without one."""
+    if sample_rate is None:
+        if columns.time is None:
+            raise OptionError("sample_rate", "is needed without a time column (Columns(time="
+                              "None)): give the rate [Hz] at which the rows were sampled")
+        return
+    if not (isinstance(sample_rate, int | float) and math.isfinite(sample_rate)
+            and sample_rate > 0):
+        raise OptionError("sample_rate", f"must be a positive number of Hz, got {sample_rate!r}")
+    if time_unit != "s":
+        raise OptionError("sample_rate", f"gives the times, so {mention('time_unit', time_unit)}"
+                          " (the unit of a time column) has nothing to read: leave one out")
+
+
+def _times(part: pd.DataFrame, name: str, columns: Columns, path: Path,
+           clock: tuple[float, float | None]) -> tuple[np.ndarray, tuple[str, ...]]:
+    """The times [s] of the rows of ``part``, by ``clock``: the time column's factor to seconds
+    or, where not None, the rows' sample rate [Hz]; and a note where the rate replaces a time
+    column the file has."""
+    seconds, rate = clock
+    if rate is None:
+        return _time_column(part, columns.time, path) * seconds, ()
+    t = np.arange(len(part)) / rate
+    unread = columns.time is not None and columns.time in part.columns
+    return t, (f"{name}: column '{columns.time}' not read: the times are those of "
+               f"{mention('sample_rate', _number(rate))} Hz",) if unread else ()
+
+
+def _number(x: float) -> float | int:
+    """``x`` as an int where it is whole, for messages (1000 Hz, not 1000.0 Hz)."""
+    return int(x) if float(x).is_integer() else x
+
+
 def _trajectory(part: pd.DataFrame, name: str, path: Path, columns: Columns,
-                scales: tuple[float, float], resample: bool) -> Trajectory:
+                scales: tuple[float, tuple[float, float | None]], resample: bool) -> Trajectory:
     """One validated trajectory from the rows of one table (or one part of it), indexed by
-    their lines in the file; ``scales``: the factors to rad (of the position columns) and to s
-    (of the time column)."""
-    scale, seconds = scales
+    their lines in the file; ``scales``: the factor to rad (of the position columns) and how
+    the times are had (:func:`_times`)."""
+    scale, clock = scales
     lines = part.index.to_numpy()
 
     def column(col: str, factor: float = 1.0) -> np.ndarray:
@@ -774,13 +823,15 @@ def _trajectory(part: pd.DataFrame, name: str, path: Path, columns: Columns,
     def optional(col: str | None) -> np.ndarray | None:
         return None if col is None else column(col, scale)
 
-    t = _time_column(part, columns.time, path) * seconds
+    t, notes = _times(part, name, columns, path, clock)
+    if clock[1] is not None:  # the times are the sample rate's: no time column was read
+        columns = replace(columns, time=None)
     _check_clock(t, name, lines)
     truth = {str(c): _coerce(part, c, path) for c in part.columns
              if str(c).endswith("_true")}
     q, wraps = unwrap_angle(column(columns.position, scale))
-    notes = (f"{name}: column '{columns.position}' wraps around at ±π ({wraps} jumps of a full "
-             "turn between samples): unwrapped into a continuous angle",) if wraps else ()
+    notes += (f"{name}: column '{columns.position}' wraps around at ±π ({wraps} jumps of a full "
+              "turn between samples): unwrapped into a continuous angle",) if wraps else ()
     t, clock = _on_clock(t, q, name)
     need_resample = _check_time(t, name, lines, resample or bool(clock))
     notes += clock
@@ -792,21 +843,23 @@ def _trajectory(part: pd.DataFrame, name: str, path: Path, columns: Columns,
 
 
 def load_trajectories(paths, columns: Columns = Columns(), *, angle_unit: str = "rad",
-                      resample: bool = False, time_unit: str = "s") -> list[Trajectory]:
+                      resample: bool = False, time_unit: str = "s",
+                      sample_rate: float | None = None) -> list[Trajectory]:
     """Read several files; each file gives one trajectory or, with a trajectory column, several."""
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
     out: list[Trajectory] = []
     for p in paths:
         out.extend(load_file(p, columns, angle_unit=angle_unit, resample=resample,
-                             time_unit=time_unit))
+                             time_unit=time_unit, sample_rate=sample_rate))
     return out
 
 
 #: The loading options by name, as the command line and batch manifests spell them.
 LOAD_DEFAULTS: dict[str, Any] = {"time": "t", "position": "q", "torque": "tau", "velocity": None,
                                  "acceleration": None, "trajectory_column": TRAJECTORY_COLUMN,
-                                 "angle_unit": "rad", "resample": False, "time_unit": "s"}
+                                 "angle_unit": "rad", "resample": False, "time_unit": "s",
+                                 "sample_rate": None}
 
 
 def load_with(paths, options: Mapping[str, Any]) -> list[Trajectory]:
@@ -819,7 +872,8 @@ def load_with(paths, options: Mapping[str, Any]) -> list[Trajectory]:
     cols = Columns(o["time"], o["position"], o["torque"], o["velocity"], o["acceleration"],
                    o["trajectory_column"])
     return load_trajectories(list(paths), cols, angle_unit=o["angle_unit"],
-                             resample=bool(o["resample"]), time_unit=o["time_unit"])
+                             resample=bool(o["resample"]), time_unit=o["time_unit"],
+                             sample_rate=o["sample_rate"])
 
 
 #: Files seen so far, by size [bytes] (None: not a readable file): name as given, real path.

@@ -208,13 +208,15 @@ def check_sampling(periods: Sequence[float]) -> list[Finding]:
         return [Finding("warning", "fast_sampling",
                         f"the sampling period is {fastest:.4g} s, shorter than any joint's "
                         f"logger (at least {MIN_PERIOD_S:g} s): is the time column in the unit "
-                        "given? (seconds read as ms make every speed 1000× too large)")]
+                        "given? (seconds read as ms make every speed 1000× too large; a sample "
+                        "rate is given in Hz)")]
     if slowest <= MAX_PERIOD_S:
         return []
     return [Finding("warning", "slow_sampling",
                     f"the sampling period is {slowest:.4g} s, too long to resolve the bristle "
                     f"dynamics (at most {MAX_PERIOD_S:g} s): is the time column in seconds? "
-                    "(a column in ms makes every speed 1000× too small)")]
+                    "(a column in ms makes every speed 1000× too small; a sample rate is given in "
+                    "Hz)")]
 
 
 def forces_static(findings: Sequence[Finding]) -> bool:

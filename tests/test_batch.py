@@ -216,6 +216,8 @@ def _write(tmp_path: Path, text: str) -> Path:
     ("joint,train,uncertainty,random_state\na,x.csv,fast,0\n", "row 2, column 'random_state': "
      "needs uncertainty bootstrap"),
     ("joint,train,colour\na,x.csv,red\n", "column 'colour': unknown column"),
+    ("joint,train,sample_rate\na,x.csv,0\n", "row 2, column 'sample_rate': expected a "
+     "positive number, got '0'"),
     ("joint,train\n../up,x.csv\n", "row 2, column 'joint': joint name '../up'"),
     ("joint,train,axis,angle_unit\na,x.csv,prismatic,deg\n",
      "row 2, column 'angle_unit': deg applies to a revolute joint only"),
@@ -237,6 +239,11 @@ def test_bootstrap_columns_are_options_of_the_joint(tmp_path):
     spec, = read_manifest(_write(tmp_path, "joint,train,uncertainty,resamples,random_state\n"
                                            "a,x.csv,bootstrap,200,7\n"))
     assert spec.options == {"uncertainty": "bootstrap", "resamples": 200, "random_state": 7}
+
+
+def test_a_sample_rate_column_is_a_loading_option(tmp_path):
+    spec, = read_manifest(_write(tmp_path, "joint,train,sample_rate\na,x.csv,500\n"))
+    assert spec.load == {"sample_rate": 500.0} and spec.options == {}
 
 
 def test_a_file_listed_twice_in_a_cell_is_refused(tmp_path):

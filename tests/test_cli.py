@@ -279,6 +279,27 @@ def test_time_unit_ms_gives_the_model_of_seconds_and_quiet_keeps_warnings(tmp_pa
     assert "is the time column in seconds?" in printed.err
 
 
+def test_sample_rate_gives_a_file_without_time_stamps_the_model_of_the_stamped_one(
+        tmp_path, capsys):
+    _, stamped = _ms_file(tmp_path)
+    rows = tmp_path / "rows.csv"
+    pd.read_csv(stamped).drop(columns="t").to_csv(rows, index=False)
+    rate = round(1 / np.median(np.diff(pd.read_csv(stamped)["t"])))
+    outs, printed = {}, {}
+    for name, argv in (("t", [str(stamped)]), ("rate", [str(rows), "--sample-rate", str(rate)])):
+        outs[name] = tmp_path / name
+        assert main(["identify", *argv, *STATIC_EMPS, "--quiet", "--out", str(outs[name])]) == 0
+        printed[name] = capsys.readouterr().err
+    assert printed["rate"] == printed["t"]  # the same warnings, no more
+    a, b = (JointModel.load(outs[n] / "model.json").parameters() for n in ("t", "rate"))
+    for (name, unit, x), (_, _, y) in zip(a, b, strict=True):
+        assert x == pytest.approx(y, rel=1e-9, abs=1e-12), (name, unit)
+    # without the rate the error says how to do without a time column
+    assert _exit_status(["identify", str(rows), *STATIC_EMPS, "--out", str(tmp_path / "x")]) == 2
+    assert "for rows without time stamps their rate with --sample-rate HZ" in (
+        capsys.readouterr().err)
+
+
 def test_holdout_makes_the_last_part_of_every_record_the_test_data(tmp_path, capsys):
     short = _short_csv(tmp_path, EMPS, n=8000)
     rc = main(["identify", str(short), *STATIC_EMPS, "--holdout", "0.25", "--json",

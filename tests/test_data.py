@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 
 import numpy as np
 import pandas as pd
@@ -427,6 +428,39 @@ def test_a_time_column_in_ms_or_us_is_read_in_seconds(tmp_path, unit, factor):
     (traj,) = load_trajectories(path, time_unit=unit)
     np.testing.assert_allclose(traj.t, seconds.t, rtol=1e-12, atol=1e-15)
     assert traj.dt == pytest.approx(1e-3)
+
+
+def test_a_file_without_time_stamps_takes_its_times_from_the_sample_rate(tmp_path):
+    stamped = load_trajectories(_write(tmp_path, "s.csv"))[0]
+    path = tmp_path / "rows.csv"
+    pd.DataFrame({"q": stamped.q, "tau": stamped.tau}).to_csv(path, index=False)
+    (traj,) = load_trajectories(path, sample_rate=1000)
+    np.testing.assert_allclose(traj.t, stamped.t, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(traj.q, stamped.q)
+    assert traj.notes == () and traj.columns.time is None
+    # a time column beside the rate is not read, and a note says so
+    (ruled,) = load_trajectories(_write(tmp_path, "jit.csv", t=np.arange(200) * 2e-3),
+                                 sample_rate=500)
+    assert ruled.dt == pytest.approx(2e-3)
+    assert ruled.notes == (f"{tmp_path / 'jit.csv'}: column 't' not read: the times are "
+                           "those of `sample_rate=500` Hz",)
+    # each record of a trajectory column starts at 0
+    split = _write(tmp_path, "two.csv", trajectory=np.repeat(["a", "b"], 100))
+    a, b = load_trajectories(split, sample_rate=100)
+    assert (a.t[-1], b.t[0], b.t[-1]) == pytest.approx((0.99, 0.0, 0.99))
+
+
+@pytest.mark.parametrize("columns, options, problem", [
+    (Columns(time=None), {}, "sample_rate is needed without a time column"),
+    (Columns(), {"sample_rate": 0.0}, "sample_rate must be a positive number of Hz, got 0.0"),
+    (Columns(), {"sample_rate": float("nan")}, "sample_rate must be a positive number"),
+    (Columns(), {"sample_rate": 1e3, "time_unit": "ms"}, "`time_unit='ms'` (the unit of a"),
+])
+def test_a_sample_rate_is_refused_where_it_cannot_give_the_times(tmp_path, columns, options,
+                                                                  problem):
+    from sparsefric.errors import OptionError
+    with pytest.raises(OptionError, match=re.escape(problem)):
+        load_trajectories(_write(tmp_path), columns, **options)
 
 
 def test_holdout_keeps_the_last_part_of_every_record_apart(tmp_path):

@@ -110,6 +110,9 @@ def _add_data_options(p: argparse.ArgumentParser, differentiation: str | None = 
     g.add_argument("--time", default="t", metavar="NAME", help="time column (default: t)")
     g.add_argument("--time-unit", choices=TIME_UNITS, default="s",
                    help="unit of the time column (default: s)")
+    g.add_argument("--sample-rate", type=_positive, default=None, metavar="HZ",
+                   help="rows sampled at this rate, for files without a time column: row k "
+                        "is at k/HZ s (a time column is then not read)")
     g.add_argument("--position", default="q", metavar="NAME",
                    help="position column [rad, deg with --angle-unit deg, or m] (default: q)")
     g.add_argument("--torque", default="tau", metavar="NAME",
