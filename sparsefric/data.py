@@ -22,9 +22,10 @@ import lzma
 import math
 import os
 import re
+import shlex
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from sparsefric.atomic import atomic_path
 from sparsefric.data_checks import Finding
 from sparsefric.errors import DataError, OptionError
 from sparsefric.options import ANGLE_UNITS, check_choice, check_torque_delay, mention
+from sparsefric.stated_units import is_number, is_units_row, resolve_units, stated_units
 
 MIN_SAMPLES = 50
 #: Units of a time column and their factor to seconds (``time_unit``, ``--time-unit``).
@@ -175,13 +177,23 @@ def _read_csv(path: Path) -> pd.DataFrame:
                         f"'{COMMENT}' comments)")
     try:
         names = table.names()
+        units_line = int(table.lines[1]) if len(table.lines) > 1 else None
+        table, row = table.without_units_row()
         df = table.rows()
     except pd.errors.ParserError as exc:
         raise DataError(f"{path}: cannot be read as a table ({parser_message(exc, table.lines)})"
                         ) from None
     _check_names_not_numbers(path, names, table.lines[0])
     check_unique_header(path, names)
+    # what the file says its columns are in, for load_file, and where it says it
+    df.attrs[STATED_UNITS] = (stated_units(names, row), f"{path} (line {units_line})"
+                              if row is not None else f"{path} (its header)")
     return df
+
+
+#: Key of :attr:`pandas.DataFrame.attrs` under which :func:`read_table` leaves the units a CSV
+#: states (:func:`~sparsefric.stated_units.stated_units`) and where it states them.
+STATED_UNITS = "stated_units"
 
 
 def parser_message(exc: Exception, lines: np.ndarray) -> str:
@@ -311,6 +323,20 @@ class TextTable:
         return pd.read_csv(io.BytesIO(self.data), encoding="utf-8", skipinitialspace=True,
                            sep=self.sep, decimal="," if self.decimal_comma else ".", **options)
 
+    def without_units_row(self) -> tuple[TextTable, list[str] | None]:
+        """The table without the row of units under its header, and that row's cells; itself
+        and None where the first row is data (:func:`~sparsefric.stated_units.is_units_row`)
+        or the header spans lines (a quoted name with a line break)."""
+        end = self.data.find(b"\n")
+        if self.data.count(b'"', 0, end) % 2 or len(self.lines) < 3:
+            return self, None
+        first = self._read(header=None, skiprows=1, nrows=2, dtype=str, keep_default_na=False)
+        if len(first) < 2 or not is_units_row(list(first.iloc[0]), list(first.iloc[1])):
+            return self, None
+        second = self.data.find(b"\n", end + 1)
+        return (replace(self, data=self.data[:end + 1] + self.data[second + 1:],
+                        lines=np.delete(self.lines, 1)), [str(c) for c in first.iloc[0]])
+
     def names(self) -> list[str]:
         """The column names in the header, as written."""
         return [str(h).strip() for h in self._read(header=None, nrows=1, dtype=str,
@@ -387,18 +413,10 @@ def check_unique_header(path: Path, names: Sequence[str]) -> None:
 def _check_names_not_numbers(path: Path, names: Sequence[str], line: int) -> None:
     """Refuse a header of numbers: the file has none (or wrote it as a comment), and its first
     row of data would be read as the column names."""
-    if all(_is_number(n) for n in names):
+    if all(is_number(n) for n in names):
         raise DataError(f"{path}: line {line} holds numbers, not column names: the file needs "
                         f"a header line that names its columns (a line starting with '{COMMENT}' "
                         "is a comment)")
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text.replace(",", "."))
-    except ValueError:
-        return False
-    return True
 
 
 #: Per field of :class:`Columns`: the command-line option that names its column, and the header
@@ -447,7 +465,9 @@ def _suggestion(df: pd.DataFrame, columns: Columns, role: str) -> str:
     taken = {getattr(columns, r) for r in COLUMN_ROLES}
     like = [str(c) for c in df.columns if c not in taken and not str(c).endswith("_true")
             and _looks_like(str(c), usual)]
-    return f", here perhaps {option} {_shorten(like[0], 40)}" if len(like) == 1 else ""
+    # quoted for a shell where it has spaces or brackets: --time 't [s]'
+    return f", here perhaps {option} {shlex.quote(_shorten(like[0], 40))}" if len(like) == 1 \
+        else ""
 
 
 def _looks_like(header: str, usual: Sequence[str]) -> bool:
@@ -496,7 +516,7 @@ def _clock_values(raw: pd.Series) -> str | None:
         return "dates and times"
     if pd.api.types.is_numeric_dtype(raw):
         return None
-    text = next((v for v in raw if isinstance(v, str) and not _is_number(v)), None)
+    text = next((v for v in raw if isinstance(v, str) and not is_number(v)), None)
     if text is None or not _CLOCK_TEXT.search(text):  # "1 234", "now": no clock
         return None
     for kind, parse in (("durations", pd.to_timedelta),
@@ -732,8 +752,9 @@ def _split(df: pd.DataFrame, col: str | None, path: Path) -> list[tuple[str, pd.
 
 
 def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
-              angle_unit: str = "rad", resample: bool = False,
-              time_unit: str = "s", sample_rate: float | None = None) -> list[Trajectory]:
+              angle_unit: str | None = None, resample: bool = False,
+              time_unit: str | None = None, sample_rate: float | None = None
+              ) -> list[Trajectory]:
     """Read one CSV or Parquet file into one or more trajectories.
 
     Parameters
@@ -742,29 +763,41 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
         The file; ``.parquet`` is read with pyarrow, anything else as CSV.
     columns : Columns
         Column names (``--time``, ``--position``, ``--torque`` on the command line).
-    angle_unit : {"rad", "deg"}
+    angle_unit : {"rad", "deg"}, optional
         Unit of the position, velocity and acceleration columns; degrees are converted to rad.
+        Default: the unit the file states for the position (a row of units under the header,
+        or the name's bracketed end: ``q [deg]``), else rad
+        (:func:`~sparsefric.stated_units.resolve_units`).
     resample : bool
         Interpolate irregularly sampled data onto a uniform grid instead of rejecting it.
-    time_unit : {"s", "ms", "us"}
+    time_unit : {"s", "ms", "us"}, optional
         Unit of the time column; converted to seconds before any check of the sampling.
+        Default: the unit the file states for it, else s.
     sample_rate : float, optional
         Sampling rate [Hz] of a file without a time column (``--sample-rate``): the rows of a
         record are taken at t = k / ``sample_rate``, k = 0, 1, …, and the time column is not
         read (a note says so where the file has one). Many drive and PLC logs are written at a
         fixed rate without time stamps.
     """
-    check_choice("angle_unit", angle_unit, ANGLE_UNITS)
-    check_choice("time_unit", time_unit, tuple(TIME_UNITS))
+    if angle_unit is not None:
+        check_choice("angle_unit", angle_unit, ANGLE_UNITS)
+    if time_unit is not None:
+        check_choice("time_unit", time_unit, tuple(TIME_UNITS))
     _check_clock_options(columns, time_unit, sample_rate)
     path = Path(path)
     try:
         df = read_table(path)
         check_columns(df, replace(columns, time=None) if sample_rate else columns, path)
-        scale = np.pi / 180.0 if angle_unit == "deg" else 1.0
-        clock = (TIME_UNITS[time_unit], sample_rate)
-        return [_trajectory(part, name, path, columns, (scale, clock), resample)
-                for name, part in _split(df, columns.trajectory, path)]
+        units, where = df.attrs.get(STATED_UNITS, ({}, str(path)))
+        angle_unit, time_unit, notes = resolve_units(
+            units, asdict(columns), where, angle_unit=angle_unit, time_unit=time_unit,
+            sample_rate=sample_rate)
+        reading = Reading(np.pi / 180.0 if angle_unit == "deg" else 1.0, TIME_UNITS[time_unit],
+                          sample_rate)
+        trajs = [_trajectory(part, name, path, columns, reading, resample)
+                 for name, part in _split(df, columns.trajectory, path)]
+        return [replace(trajs[0], notes=(*notes, *trajs[0].notes)), *trajs[1:]] if notes \
+            else trajs
     except DataError as exc:  # file content quoted in a message must not break the line
         raise DataError(_shorten(str(exc), 400)) from None
     except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
@@ -773,7 +806,8 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
                                  f"({exc.__class__.__name__}: {exc})", 400)) from None
 
 
-def _check_clock_options(columns: Columns, time_unit: str, sample_rate: float | None) -> None:
+def _check_clock_options(columns: Columns, time_unit: str | None, sample_rate: float | None
+                         ) -> None:
     """Refuse a sample rate [Hz] that is no positive number or comes with a time unit, and no
     time column without one."""
     if sample_rate is None:
@@ -784,19 +818,30 @@ def _check_clock_options(columns: Columns, time_unit: str, sample_rate: float | 
     if not (isinstance(sample_rate, int | float) and math.isfinite(sample_rate)
             and sample_rate > 0):
         raise OptionError("sample_rate", f"must be a positive number of Hz, got {sample_rate!r}")
-    if time_unit != "s":
+    if time_unit is not None:
         raise OptionError("sample_rate", f"gives the times, so {mention('time_unit', time_unit)}"
                           " (the unit of a time column) has nothing to read: leave one out")
 
 
-def _times(part: pd.DataFrame, name: str, columns: Columns, path: Path,
-           clock: tuple[float, float | None]) -> tuple[np.ndarray, tuple[str, ...]]:
-    """The times [s] of the rows of ``part``, by ``clock``: the time column's factor to seconds
-    or, where not None, the rows' sample rate [Hz]; and a note where the rate replaces a time
-    column the file has."""
-    seconds, rate = clock
+@dataclass(frozen=True)
+class Reading:
+    """How the columns of a table are read: ``angle``, the factor to rad of the position,
+    velocity and acceleration columns; ``seconds``, that to s of the time column; ``rate``
+    [Hz], where not None, the rate at which the rows were sampled, which gives their times
+    instead of a time column."""
+
+    angle: float = 1.0
+    seconds: float = 1.0
+    rate: float | None = None
+
+
+def _times(part: pd.DataFrame, name: str, columns: Columns, path: Path, reading: Reading
+           ) -> tuple[np.ndarray, tuple[str, ...]]:
+    """The times [s] of the rows of ``part`` as ``reading`` has them, and a note where a
+    sample rate replaces a time column the file has."""
+    rate = reading.rate
     if rate is None:
-        return _time_column(part, columns.time, path) * seconds, ()
+        return _time_column(part, columns.time, path) * reading.seconds, ()
     t = np.arange(len(part)) / rate
     unread = columns.time is not None and columns.time in part.columns
     return t, (f"{name}: column '{columns.time}' not read: the times are those of "
@@ -809,11 +854,10 @@ def _number(x: float) -> float | int:
 
 
 def _trajectory(part: pd.DataFrame, name: str, path: Path, columns: Columns,
-                scales: tuple[float, tuple[float, float | None]], resample: bool) -> Trajectory:
+                reading: Reading, resample: bool) -> Trajectory:
     """One validated trajectory from the rows of one table (or one part of it), indexed by
-    their lines in the file; ``scales``: the factor to rad (of the position columns) and how
-    the times are had (:func:`_times`)."""
-    scale, clock = scales
+    their lines in the file, its columns read as ``reading`` says."""
+    scale = reading.angle
     lines = part.index.to_numpy()
 
     def column(col: str, factor: float = 1.0) -> np.ndarray:
@@ -823,8 +867,8 @@ def _trajectory(part: pd.DataFrame, name: str, path: Path, columns: Columns,
     def optional(col: str | None) -> np.ndarray | None:
         return None if col is None else column(col, scale)
 
-    t, notes = _times(part, name, columns, path, clock)
-    if clock[1] is not None:  # the times are the sample rate's: no time column was read
+    t, notes = _times(part, name, columns, path, reading)
+    if reading.rate is not None:  # the times are the sample rate's: no time column was read
         columns = replace(columns, time=None)
     _check_clock(t, name, lines)
     truth = {str(c): _coerce(part, c, path) for c in part.columns
@@ -842,8 +886,8 @@ def _trajectory(part: pd.DataFrame, name: str, path: Path, columns: Columns,
     return _resample(traj) if need_resample else traj
 
 
-def load_trajectories(paths, columns: Columns = Columns(), *, angle_unit: str = "rad",
-                      resample: bool = False, time_unit: str = "s",
+def load_trajectories(paths, columns: Columns = Columns(), *, angle_unit: str | None = None,
+                      resample: bool = False, time_unit: str | None = None,
                       sample_rate: float | None = None) -> list[Trajectory]:
     """Read several files; each file gives one trajectory or, with a trajectory column, several."""
     if isinstance(paths, str | os.PathLike):
@@ -858,7 +902,7 @@ def load_trajectories(paths, columns: Columns = Columns(), *, angle_unit: str = 
 #: The loading options by name, as the command line and batch manifests spell them.
 LOAD_DEFAULTS: dict[str, Any] = {"time": "t", "position": "q", "torque": "tau", "velocity": None,
                                  "acceleration": None, "trajectory_column": TRAJECTORY_COLUMN,
-                                 "angle_unit": "rad", "resample": False, "time_unit": "s",
+                                 "angle_unit": None, "resample": False, "time_unit": None,
                                  "sample_rate": None}
 
 

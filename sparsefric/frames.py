@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import check_array
 
-from sparsefric.data import Columns, Trajectory, check_columns
+from sparsefric.data import Columns, Reading, Trajectory, check_columns
 from sparsefric.data import _trajectory as _table_trajectory
 from sparsefric.errors import DataError, OptionError
 
@@ -168,7 +168,7 @@ def _frame_trajectories(df: pd.DataFrame, target: np.ndarray | None, name: str,
     columns = Columns(velocity="qd" if "qd" in df.columns else None,
                       acceleration="qdd" if "qdd" in df.columns else None)
     check_columns(df, columns, Path(name), advise=False)
-    out = [_table_trajectory(part, label, Path(label), columns, (1.0, 1.0), False)
+    out = [_table_trajectory(part, label, Path(label), columns, Reading(), False)
            for label, part in _parts(df, name)]
     return [t.with_(tau=np.zeros_like(t.q)) for t in out] if placeholder else out
 

@@ -75,7 +75,7 @@ DEFAULT_OUTLIER_Z = 3.5
 DEFAULT_OUTLIER_RATIO = 1.4
 
 
-def angle_unit_conflict(angle_unit: str, axis: str) -> str | None:
+def angle_unit_conflict(angle_unit: str | None, axis: str) -> str | None:
     """Why ``angle_unit`` cannot go with ``axis`` (None if it can): degrees are an angle, and a
     prismatic axis has its positions in metres."""
     if angle_unit == "deg" and axis != "revolute":

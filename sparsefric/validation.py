@@ -576,7 +576,7 @@ def _check_row(source: str, lines: np.ndarray, col: str, bad: np.ndarray, proble
                         f"{problem}")
 
 
-def load_cve(path: str | Path, *, angle_unit: str = "rad") -> pd.DataFrame:
+def load_cve(path: str | Path, *, angle_unit: str | None = "rad") -> pd.DataFrame:
     """Read a constant-velocity results file (CSV or Parquet) into :func:`cve_table` points.
 
     ``angle_unit`` ``"deg"``: the velocity column is in deg/s (converted to rad/s).

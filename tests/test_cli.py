@@ -300,6 +300,22 @@ def test_sample_rate_gives_a_file_without_time_stamps_the_model_of_the_stamped_o
         capsys.readouterr().err)
 
 
+def test_a_units_row_of_ms_gives_the_model_of_seconds(tmp_path, capsys):
+    """A logger's export with a row of units: it was refused ("non-numeric value 's'"), and
+    its time in ms needed --time-unit ms."""
+    ms, seconds = _ms_file(tmp_path)
+    lines = ms.read_text().splitlines()
+    ms.write_text("\n".join([lines[0], "ms,m,N,m", *lines[1:]]) + "\n")
+    outs = {}
+    for name, path in (("s", seconds), ("ms", ms)):
+        outs[name] = tmp_path / name
+        assert main(["identify", str(path), *STATIC_EMPS, "--out", str(outs[name])]) == 0
+    assert f"warning: {ms} (line 2) gives column 't' in ms: read in ms" in capsys.readouterr().err
+    a, b = (JointModel.load(outs[n] / "model.json").parameters() for n in ("s", "ms"))
+    for (name, unit, x), (_, _, y) in zip(a, b, strict=True):
+        assert x == pytest.approx(y, rel=1e-6, abs=1e-9), (name, unit)
+
+
 def test_holdout_makes_the_last_part_of_every_record_the_test_data(tmp_path, capsys):
     short = _short_csv(tmp_path, EMPS, n=8000)
     rc = main(["identify", str(short), *STATIC_EMPS, "--holdout", "0.25", "--json",

@@ -115,7 +115,8 @@ def test_a_windows_spreadsheet_export_is_read_in_its_encoding(tmp_path, suffix):
     path = tmp_path / f"excel.csv{suffix}"
     path.write_bytes(gzip.compress(raw) if suffix else raw)
     (traj,) = load_trajectories(path, Columns("Zeit [s]", "Position [°]", "Moment [N·m]"))
-    np.testing.assert_allclose(traj.q, q, rtol=1e-8)
+    np.testing.assert_allclose(traj.q, np.radians(q), rtol=1e-8)  # the header's degrees
+    assert traj.notes == (f"{path} (its header) gives column 'Position [°]' in °: read in deg",)
 
 
 def test_a_latin_1_comment_and_excel_unicode_text_are_read(tmp_path):
@@ -450,6 +451,68 @@ def test_a_file_without_time_stamps_takes_its_times_from_the_sample_rate(tmp_pat
     assert (a.t[-1], b.t[0], b.t[-1]) == pytest.approx((0.99, 0.0, 0.99))
 
 
+def _with_units(tmp_path, name, units, **changes):
+    """A CSV of :func:`_write`'s trajectory with a row of ``units`` under its header, the
+    columns changed by ``changes`` (column → factor)."""
+    df = pd.read_csv(_write(tmp_path, "plain.csv"))
+    for col, factor in changes.items():
+        df[col] *= factor
+    path = tmp_path / name
+    path.write_text("t,q,tau\n" + units + "\n" + df.to_csv(header=False, index=False))
+    return path
+
+
+def test_a_row_of_units_under_the_header_is_read_as_units_not_data(tmp_path):
+    plain = load_trajectories(_write(tmp_path, "plain.csv"))[0]
+    (traj,) = load_trajectories(_with_units(tmp_path, "si.csv", "s,rad,N·m"))
+    np.testing.assert_array_equal(traj.q, plain.q)
+    np.testing.assert_array_equal(traj.t, plain.t)
+    assert traj.notes == ()
+    # degrees and milliseconds the row states are read so, each with a note
+    path = _with_units(tmp_path, "deg_ms.csv", "[ms],[deg],[Nm]", t=1e3, q=180 / np.pi)
+    (traj,) = load_trajectories(path)
+    np.testing.assert_allclose(traj.q, plain.q, rtol=1e-9, atol=1e-12)
+    assert traj.dt == pytest.approx(plain.dt)
+    assert traj.notes == (f"{path} (line 2) gives column 't' in ms: read in ms",
+                          f"{path} (line 2) gives column 'q' in deg: read in deg")
+    # an option given wins, and the note says the file differs
+    (traj,) = load_trajectories(path, angle_unit="rad", time_unit="ms")
+    np.testing.assert_allclose(traj.q, plain.q * 180 / np.pi, rtol=1e-9)
+    assert traj.notes == (f"{path} (line 2) gives column 'q' in deg, but it is read in rad, "
+                          "as `angle_unit='rad'` says",)
+    # lines counted in the file: the units row is line 2, the first row of data line 3
+    bad = _with_units(tmp_path, "bad.csv", "s,rad,A")
+    lines = bad.read_text().splitlines()
+    bad.write_text("\n".join([*lines[:3], "x,1,2", *lines[3:]]) + "\n")
+    with pytest.raises(DataError, match=r"bad.csv: column 't', line 4: non-numeric value 'x'"):
+        load_trajectories(bad)
+
+
+@pytest.mark.parametrize("units, note", [
+    ("s,counts,Nm", "gives column 'q' in counts, which no option reads: it is read in rad (m "
+                    "for a prismatic axis); convert it"),
+    ("s,mm,N", "gives column 'q' in mm, which no option reads"),
+    ("s,rad,A", "gives column 'tau' in A, a motor current: the model's torques and friction "
+                "are in A (times the torque constant: N·m)"),
+])
+def test_units_no_option_reads_get_a_note(tmp_path, units, note):
+    (traj,) = load_trajectories(_with_units(tmp_path, "u.csv", units))
+    assert len(traj.notes) == 1 and note in traj.notes[0]
+
+
+@pytest.mark.parametrize("row, below, units", [
+    (["s", "rad", "Nm"], ["0", "0.1", "2"], True),
+    (["s", "", "Nm"], ["0", "0.1", "2"], True),  # a column without a unit
+    (["0", "0.1", "2"], ["0.001", "0.1", "2"], False),  # data
+    (["ERR", "0.1", "2"], ["0.001", "0.1", "2"], False),  # a bad cell among numbers: data
+    (["", "", ""], ["0", "0.1", "2"], False),
+    (["s", "rad", "Nm"], ["a", "b", "c"], False),  # no numbers below: not a table of data
+])
+def test_a_units_row_is_text_in_every_cell_above_numbers(row, below, units):
+    from sparsefric.stated_units import is_units_row
+    assert is_units_row(row, below) is units
+
+
 @pytest.mark.parametrize("columns, options, problem", [
     (Columns(time=None), {}, "sample_rate is needed without a time column"),
     (Columns(), {"sample_rate": 0.0}, "sample_rate must be a positive number of Hz, got 0.0"),
@@ -575,7 +638,7 @@ def test_a_trajectory_column_that_is_not_in_the_file_is_named(tmp_path):
 @pytest.mark.parametrize(("headers", "columns", "hint"), [
     (("time", "position", "torque"), Columns(), ": name the time column with --time NAME "
      r"\(Columns\(time=…\) in Python\), here perhaps --time time$"),
-    (("t", "Angle [rad]", "tau"), Columns(), r"here perhaps --position Angle \[rad\]$"),
+    (("t", "Angle [rad]", "tau"), Columns(), r"here perhaps --position 'Angle \[rad\]'$"),
     (("time", "q", "tau_meas"), Columns(time="time"), "here perhaps --torque tau_meas$"),
     (("t", "pos_motor", "pos_link", "tau"), Columns(), r"\(Columns\(position=…\) in Python\)$"),
     (("t", "q", "tau_true"), Columns(), r"\(Columns\(torque=…\) in Python\)$"),

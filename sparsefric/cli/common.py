@@ -108,8 +108,9 @@ def _add_data_options(p: argparse.ArgumentParser, differentiation: str | None = 
     """
     g = p.add_argument_group("data columns")
     g.add_argument("--time", default="t", metavar="NAME", help="time column (default: t)")
-    g.add_argument("--time-unit", choices=TIME_UNITS, default="s",
-                   help="unit of the time column (default: s)")
+    g.add_argument("--time-unit", choices=TIME_UNITS, default=None,
+                   help="unit of the time column (default: the unit the file states in a row "
+                        "of units under its header or in the column's name, 't [ms]', else s)")
     g.add_argument("--sample-rate", type=_positive, default=None, metavar="HZ",
                    help="rows sampled at this rate, for files without a time column: row k "
                         "is at k/HZ s (a time column is then not read)")
@@ -126,9 +127,10 @@ def _add_data_options(p: argparse.ArgumentParser, differentiation: str | None = 
     g.add_argument("--trajectory-column", default="trajectory", metavar="NAME",
                    help="column that splits a file into trajectories; a name given must be in "
                         "every file (default: trajectory, where a file has it)")
-    g.add_argument("--angle-unit", choices=ANGLE_UNITS, default="rad",
+    g.add_argument("--angle-unit", choices=ANGLE_UNITS, default=None,
                    help="unit of the position, velocity and acceleration columns of a revolute "
-                        "joint; degrees are converted to rad (default: rad)")
+                        "joint; degrees are converted to rad (default: the unit the file "
+                        "states for the position, as --time-unit, else rad)")
     g.add_argument("--resample", action="store_true",
                    help="interpolate irregularly sampled files onto a uniform grid")
     g = p.add_argument_group("preprocessing")
