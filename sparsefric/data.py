@@ -1,4 +1,4 @@
-"""The data contract: trajectories read from CSV or Parquet files.
+"""The data contract: trajectories read from CSV, Parquet or MATLAB files.
 
 A trajectory is time ``t`` [s], position ``q`` [rad, or m for a prismatic axis] and motor torque
 ``tau`` [N·m, or N], sampled uniformly; optionally measured velocity and acceleration columns and a
@@ -153,6 +153,8 @@ def read_table(path: Path) -> pd.DataFrame:
     try:
         if suffixes.endswith(".parquet") or suffixes.endswith(".pq"):
             return _read_parquet(path)
+        if suffixes.endswith(".mat"):
+            return _read_mat(path)
         return _read_csv(path)
     except DataError:
         raise
@@ -168,6 +170,40 @@ def _read_parquet(path: Path) -> pd.DataFrame:
         raise DataError(f"{path}: reading Parquet needs pyarrow (pip install pyarrow)") from None
     df.index = np.arange(len(df)) + 2
     return df
+
+
+def _read_mat(path: Path) -> pd.DataFrame:
+    """A MATLAB file's vectors as columns named by their variables: the numeric vectors of the
+    length most of them share (row and column vectors alike; other variables are left out).
+    MATLAB and Simulink logs are saved so (``save('run.mat', 't', 'q', 'tau')``); scipy reads
+    the formats up to v7, not v7.3 (HDF5)."""
+    from scipy.io import loadmat  # only for .mat files: scipy.io costs start-up time
+
+    try:
+        variables = loadmat(path, squeeze_me=True)
+    except NotImplementedError:
+        raise DataError(f"{path}: a MATLAB v7.3 (HDF5) file, which is not read: save it with "
+                        "save(..., '-v7') or as CSV") from None
+    except (ValueError, TypeError, OSError) as exc:
+        raise DataError(f"{path}: cannot be read as a MATLAB file ({exc})") from None
+    vectors = {k: v for k, v in variables.items() if not k.startswith("__")
+               and isinstance(v, np.ndarray) and v.ndim == 1 and v.size > 1
+               and np.issubdtype(v.dtype, np.number)}
+    if not vectors:
+        raise DataError(f"{path}: no variable is a vector of numbers; save the time, position "
+                        "and torque as vectors, each its own variable (t, q, tau)")
+    lengths = [v.size for v in vectors.values()]
+    n = max(set(lengths), key=lambda m: (lengths.count(m), m))
+    df = pd.DataFrame({k: v.astype(float) for k, v in vectors.items() if v.size == n})
+    df.index = np.arange(len(df)) + 2  # "lines" as a CSV's or Parquet's (_read_parquet)
+    if other := [f"{k} ({v.size})" for k, v in vectors.items() if v.size != n]:
+        df.attrs[LEFT_OUT] = f"vectors not of length {n}: {', '.join(other)}"
+    return df
+
+
+#: Key of :attr:`pandas.DataFrame.attrs` under which a reader says what it left out of the
+#: table, for the message of a missing column.
+LEFT_OUT = "left_out"
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
@@ -452,6 +488,8 @@ def check_columns(df: pd.DataFrame, columns: Columns, path: Path, *,
                 role == "trajectory" and name == TRAJECTORY_COLUMN):
             continue
         have = _shorten(", ".join(map(str, df.columns)) or "none")
+        if LEFT_OUT in df.attrs:
+            have += f"; left out: {_shorten(df.attrs[LEFT_OUT])}"
         advice = (f": name the {role} column with {option} NAME (Columns({role}=…) in Python)"
                   + (_suggestion(df, columns, role) or _TIMELESS.get(role, ""))) if advise else ""
         raise DataError(f"{path}: no column '{name}' (columns: {have}){advice}")

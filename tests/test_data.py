@@ -451,6 +451,37 @@ def test_a_file_without_time_stamps_takes_its_times_from_the_sample_rate(tmp_pat
     assert (a.t[-1], b.t[0], b.t[-1]) == pytest.approx((0.99, 0.0, 0.99))
 
 
+def test_a_matlab_file_of_vectors_is_read_as_its_columns(tmp_path):
+    from scipy.io import savemat
+    plain = load_trajectories(_write(tmp_path, "plain.csv"))[0]
+    # column vectors and row vectors alike; a scalar, a text and a shorter vector left out
+    savemat(tmp_path / "run.mat", {"t": plain.t[:, None], "q": plain.q, "tau": plain.tau,
+                                   "gain": 2.5, "note": "bench 3", "ref": plain.q[:10]})
+    (traj,) = load_trajectories(tmp_path / "run.mat")
+    for name in ("t", "q", "tau"):
+        np.testing.assert_array_equal(getattr(traj, name), getattr(plain, name))
+    with pytest.raises(DataError, match=r"run.mat: no column 'ref' \(columns: t, q, tau; left "
+                                        r"out: vectors not of length 200: ref \(10\)\)"):
+        load_trajectories(tmp_path / "run.mat", Columns(position="ref"))
+
+
+def test_a_matlab_file_that_is_not_read_is_one_line_saying_why(tmp_path):
+    from scipy.io import savemat
+    savemat(tmp_path / "matrix.mat", {"data": np.ones((200, 3))})
+    v73 = tmp_path / "v73.mat"  # the header of an HDF5-based file (save -v7.3)
+    v73.write_bytes(b"MATLAB 7.3 MAT-file".ljust(116) + bytes(8) + b"\x00\x02IM" + bytes(512))
+    (tmp_path / "junk.mat").write_bytes(b"not a MATLAB file " * 20)
+    for name, problem in (("matrix.mat", "no variable is a vector of numbers; save the time, "
+                                         "position and torque as vectors"),
+                          ("v73.mat", "a MATLAB v7.3 (HDF5) file, which is not read: save it "
+                                      "with save(..., '-v7') or as CSV"),
+                          ("junk.mat", "cannot be read as a MATLAB file")):
+        with pytest.raises(DataError) as info:
+            load_trajectories(tmp_path / name)
+        assert str(info.value).startswith(f"{tmp_path / name}: {problem}")
+        assert "\n" not in str(info.value)
+
+
 def _with_units(tmp_path, name, units, **changes):
     """A CSV of :func:`_write`'s trajectory with a row of ``units`` under its header, the
     columns changed by ``changes`` (column → factor)."""

@@ -93,7 +93,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                    "AICc, then the LuGre iterations. Writes model.json, "
                                    "report.html and the tables of the fit into --out.",
                        epilog=_IDENTIFY_EXAMPLES)
-    p.add_argument("train", nargs="+", help="training CSV/Parquet files")
+    p.add_argument("train", nargs="+", help="training files (CSV, Parquet or MATLAB .mat)")
     p.add_argument("--validate", nargs="+", default=[], metavar="FILE",
                    help="validation files (AICc is scored on them with the training data)")
     p.add_argument("--test", nargs="+", default=[], metavar="FILE",
