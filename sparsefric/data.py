@@ -221,12 +221,36 @@ def _read_csv(path: Path) -> pd.DataFrame:
                         ) from None
     _check_names_not_numbers(path, names, table.lines[0])
     check_unique_header(path, names)
+    df, repeats = _without_header_repeats(df, row)
+    if repeats:
+        df.attrs[HEADER_REPEATS] = repeats
     # what the file says its columns are in, for load_file, and where it says it
     df.attrs[STATED_UNITS] = (stated_units(names, row), f"{path} (line {units_line})"
                               if row is not None else f"{path} (its header)")
     return df
 
 
+def _without_header_repeats(df: pd.DataFrame, units: Sequence[str] | None
+                            ) -> tuple[pd.DataFrame, tuple[int, ...]]:
+    """``df`` without the rows that repeat its header (and the units row ``units`` under it):
+    files joined one after another (``cat a.csv b.csv``) repeat them before each record; and
+    the lines of the repeated headers. Only a table with a column of text can hold them."""
+    if all(pd.api.types.is_numeric_dtype(df[c]) for c in df.columns) or df.empty:
+        return df, ()
+    cells = [df[c].astype(str).str.strip().to_numpy() for c in df.columns]
+    header = np.logical_and.reduce([v == str(c) for v, c in zip(cells, df.columns, strict=True)])
+    drop = header.copy()
+    if units is not None:
+        drop |= np.logical_and.reduce([v == u.strip() for v, u in zip(cells, units,
+                                                                       strict=False)])
+    if not header.any():
+        return df, ()
+    return df[~drop], tuple(int(line) for line in df.index[header])
+
+
+#: Key of :attr:`pandas.DataFrame.attrs` under which :func:`read_table` leaves the lines of a
+#: CSV's header written again (records joined one after another).
+HEADER_REPEATS = "header_repeats"
 #: Key of :attr:`pandas.DataFrame.attrs` under which :func:`read_table` leaves the units a CSV
 #: states (:func:`~sparsefric.stated_units.stated_units`) and where it states them.
 STATED_UNITS = "stated_units"
@@ -798,7 +822,10 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
     Parameters
     ----------
     path : path-like
-        The file; ``.parquet`` is read with pyarrow, anything else as CSV.
+        The file; ``.parquet`` is read with pyarrow, ``.mat`` with scipy, anything else as
+        CSV. Records written one after another into one file (``cat a.csv b.csv``: the header
+        repeated; or a clock that restarts) are read as separate records
+        (:func:`_one_after_another`), with a note.
     columns : Columns
         Column names (``--time``, ``--position``, ``--torque`` on the command line).
     angle_unit : {"rad", "deg"}, optional
@@ -832,8 +859,13 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
             sample_rate=sample_rate)
         reading = Reading(np.pi / 180.0 if angle_unit == "deg" else 1.0, TIME_UNITS[time_unit],
                           sample_rate)
-        trajs = [_trajectory(part, name, path, columns, reading, resample)
-                 for name, part in _split(df, columns.trajectory, path)]
+        notes, trajs = tuple(notes), []
+        for name, part in _split(df, columns.trajectory, path):
+            pieces, cut = _one_after_another(part, name, columns, reading, path,
+                                             df.attrs.get(HEADER_REPEATS, ()))
+            trajs += [_trajectory(piece, label, path, columns, reading, resample)
+                      for label, piece in pieces]
+            notes += cut
         return [replace(trajs[0], notes=(*notes, *trajs[0].notes)), *trajs[1:]] if notes \
             else trajs
     except DataError as exc:  # file content quoted in a message must not break the line
@@ -842,6 +874,38 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
         # A table that pandas reads in an unforeseen shape; still one line naming the file.
         raise DataError(_shorten(f"{path}: cannot be read as a trajectory "
                                  f"({exc.__class__.__name__}: {exc})", 400)) from None
+
+
+#: A time that runs back by more than this many median periods starts a new record (a clock
+#: restarted); less is a stamp out of order, refused.
+RESTART_PERIODS = 10
+
+
+def _one_after_another(part: pd.DataFrame, name: str, columns: Columns, reading: Reading,
+                       path: Path, repeats: Sequence[int]
+                       ) -> tuple[list[tuple[str, pd.DataFrame]], tuple[str, ...]]:
+    """The records one table's rows ``part`` (named ``name``) hold one after another, and a
+    note where there are several: cut after each line ``repeats`` names (the header written
+    again: files joined by ``cat``) and where the time runs backwards (a logger's clock
+    restarted for the next record: by more than :data:`RESTART_PERIODS` periods), each named
+    ``name[a:b]`` by its rows; ``[(name, part)]`` where there is no such cut. Equal times and a
+    stamp a little early are no restart (:func:`_check_clock` refuses them)."""
+    lines = part.index.to_numpy()
+    cuts = set(np.searchsorted(lines, np.asarray(repeats, dtype=lines.dtype)).tolist())
+    if reading.rate is None and len(part) > 1:
+        dt = np.diff(_time_column(part, columns.time, path))
+        back = dt < -RESTART_PERIODS * float(np.median(np.abs(dt)))
+        cuts |= set((np.flatnonzero(back) + 1).tolist())
+    edges = [0, *sorted(c for c in cuts if 0 < c < len(part)), len(part)]
+    if len(edges) == 2:
+        return [(name, part)], ()
+    where = ", ".join(f"line {lines[c]}" for c in edges[1:-1][:5])
+    more = f" and {len(edges) - 7} more" if len(edges) > 7 else ""
+    note = (f"{name}: {len(edges) - 1} records one after another (the header repeated or the "
+            f"time restarting before {where}{more}): read as separate records")
+    pieces = [(f"{name}[{a}:{b}]", part.iloc[a:b])
+              for a, b in zip(edges, edges[1:], strict=False)]
+    return pieces, (note,)
 
 
 def _check_clock_options(columns: Columns, time_unit: str | None, sample_rate: float | None

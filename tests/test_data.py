@@ -333,8 +333,8 @@ BAD = {
     "non-numeric": ({"tau": ["x"] + [1.0] * 199}, "column 'tau', line 2: non-numeric"),
     "nan": ({"q": [0.0] * 10 + [np.nan] + [1.0] * 189}, "column 'q', line 12: missing, NaN"),
     "inf": ({"tau": [0.0] * 5 + [np.inf] + [1.0] * 194}, "column 'tau', line 7"),
-    "time backwards": ({"t": np.r_[np.arange(100), np.arange(100)] * 1e-3},
-                       "not strictly increasing at line 102"),
+    "time backwards": ({"t": np.r_[np.arange(100), np.arange(94, 194)] * 1e-3},
+                       "not strictly increasing at line 102"),  # 5 periods: no restart
     "no motion": ({"q": np.full(200, 0.3)}, "no motion at all"),
 }
 
@@ -480,6 +480,35 @@ def test_a_matlab_file_that_is_not_read_is_one_line_saying_why(tmp_path):
             load_trajectories(tmp_path / name)
         assert str(info.value).startswith(f"{tmp_path / name}: {problem}")
         assert "\n" not in str(info.value)
+
+
+def test_records_written_one_after_another_are_read_as_separate_records(tmp_path):
+    """``cat a.csv b.csv`` repeats the header; a logger whose clock restarts for each record
+    runs its time back: both were refused ("non-numeric value 't'", "time not strictly
+    increasing") though each record in them is whole."""
+    a = _write(tmp_path, "a.csv", n=200)
+    b = _write(tmp_path, "b.csv", n=300)
+    first, second = load_trajectories([a, b])
+    joined = tmp_path / "joined.csv"
+    joined.write_text(a.read_text() + "# the next run\n\n" + b.read_text())
+    restarted = tmp_path / "restarted.csv"
+    restarted.write_text(a.read_text() + b.read_text().split("\n", 1)[1])
+    for path, line in ((joined, 205), (restarted, 202)):
+        x, y = load_trajectories(path)
+        for got, want in ((x, first), (y, second)):
+            np.testing.assert_array_equal(got.t, want.t)
+            np.testing.assert_array_equal(got.q, want.q)
+        assert (x.name, y.name) == (f"{path}[0:200]", f"{path}[200:500]")
+        assert x.notes == (f"{path}: 2 records one after another (the header repeated or the "
+                           f"time restarting before line {line}): read as separate records",)
+    # a units row under each header goes too; a stamp a little early is no restart
+    units = tmp_path / "units.csv"
+    units.write_text("".join(p.read_text().replace("t,q,tau\n", "t,q,tau\ns,rad,Nm\n")
+                             for p in (a, b)))
+    assert [len(tr) for tr in load_trajectories(units)] == [200, 300]
+    early = _write(tmp_path, "early.csv", t=np.r_[0.0, 2e-3, 1e-3, np.arange(3, 200) * 1e-3])
+    with pytest.raises(DataError, match="time not strictly increasing at line 4"):
+        load_trajectories(early)
 
 
 def _with_units(tmp_path, name, units, **changes):

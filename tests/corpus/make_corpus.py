@@ -52,6 +52,10 @@ def _bad_csvs() -> dict[str, str | bytes]:
     irregular[half:] = [t + 0.5 * PERIOD for t in irregular[half:]]
     decreasing = [r[0] for r in good]
     decreasing[half], decreasing[half + 1] = decreasing[half + 1], decreasing[half]
+    # back by 5 periods: a stamp out of order, not a clock restarted for a new record (the
+    # loader reads a time running back by more than 10 periods as the next record)
+    back = [r[0] for r in good]
+    back[half:] = [t - 6 * PERIOD for t in back[half:]]
     gaps = ["a" if (i // 30) % 2 == 0 else "b" for i in range(N)]
     return {
         "empty": "",
@@ -70,7 +74,7 @@ def _bad_csvs() -> dict[str, str | bytes]:
         "empty_cell": _replace(2, 99, ""),
         "huge_values": _csv([(t, q, 1e308 * (tau / 3)) for t, q, tau in good]),
         "huge_position": _csv([(t, 1e300 * q, tau) for t, q, tau in good]),
-        "duplicated_time": _with_time([r[0] for r in good[:half]] + [r[0] for r in good[:half]]),
+        "time_back_five_periods": _with_time(back),
         "repeated_time_row": _with_time([r[0] for r in good[:half + 1]]
                                         + [r[0] for r in good[half:-1]]),
         "decreasing_time": _with_time(decreasing),
