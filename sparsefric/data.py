@@ -552,43 +552,80 @@ def _numeric_column(df: pd.DataFrame, name: str, path: Path) -> np.ndarray:
     return values
 
 
-def _time_column(df: pd.DataFrame, name: str, path: Path) -> np.ndarray:
-    """The time column as finite floats (:func:`_numeric_column`); durations or dates and times
-    in their place are refused, saying so: read as numbers, a Parquet file's typed column gave
-    nanoseconds, which the check of the sampling period took for seconds."""
-    if isinstance(df[name], pd.Series) and (held := _clock_values(df[name])):
-        raise DataError(f"{path}: column '{name}' holds {held}, not numbers: give the time in "
-                        "seconds as a number (a duration's total seconds, or the seconds "
-                        "since the first sample)")
-    return _numeric_column(df, name, path)
+def clock_in_seconds(df: pd.DataFrame, name: str | None, where: str
+                     ) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """``df`` with its time column ``name`` in seconds where it holds durations (their total
+    seconds) or dates and times (the seconds since the first), typed or as text
+    (:func:`_clock_values`), and a note saying so; unchanged otherwise.
+
+    Loggers stamp rows with a clock: ``00:00:01.5``, ``2024-01-01 12:00:00.001``, or a typed
+    column of a Parquet file or DataFrame. Read as numbers, a typed column gave nanoseconds
+    (which the check of the sampling period took for seconds), and text was refused.
+
+    Raises
+    ------
+    DataError
+        Where a cell of such a column is empty or not of its kind (its line named).
+    """
+    raw = df[name] if name is not None and name in df.columns else None
+    if not isinstance(raw, pd.Series) or not (held := _clock_values(raw)):
+        return df, ()
+    kind, example = held
+    parsed = raw if kind != "text" else _parsed_clock(raw, example)
+    bad = parsed.isna().to_numpy()
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(f"{where}: column '{name}', line {df.index[i]}: "
+                        f"{_shorten(repr(raw.iloc[i]))} is not one of the {_clock_kind(parsed)} "
+                        "the column holds")
+    if pd.api.types.is_timedelta64_dtype(parsed):
+        seconds, since = parsed.dt.total_seconds(), "their total seconds"
+    else:
+        seconds = (parsed - parsed.iloc[0]).dt.total_seconds()
+        since = f"the seconds since the first, {parsed.iloc[0]}"
+    note = (f"{where}: column '{name}' holds {_clock_kind(parsed)} such as "
+            f"{_shorten(repr(str(raw.iloc[0])), 60)}: read as {since}")
+    return df.assign(**{name: seconds.to_numpy(dtype=float)}), (note,)
+
+
+def _clock_kind(parsed: pd.Series) -> str:
+    return "durations" if pd.api.types.is_timedelta64_dtype(parsed) else "dates and times"
+
+
+def _parsed_clock(raw: pd.Series, example: str) -> pd.Series:
+    """Text ``raw`` as durations where ``example`` (a cell of it) reads as one, else as ISO
+    8601 dates and times; NaT where a cell does not read so."""
+    text = raw.astype(str).str.strip()
+    try:
+        pd.to_timedelta(example)
+    except (ValueError, TypeError, OverflowError):
+        return pd.to_datetime(text, format="ISO8601", errors="coerce")
+    return pd.to_timedelta(text, errors="coerce")
 
 
 #: Text a clock writes: a time of day (12:00, 0:00:01.5), a day count or an ISO 8601 date.
 _CLOCK_TEXT = re.compile(r"\d:\d\d|\d\s*days?\b|\d{4}-\d\d-\d\d")
 
 
-def _clock_values(raw: pd.Series) -> str | None:
-    """What a time column holds instead of numbers, e.g. ``"durations"`` or ``"dates and
-    times such as '2024-01-01 12:00:00'"``: a typed column (Parquet, a DataFrame), or text
-    such as ``0 days 00:00:01.5``, ``00:00:01.5`` or an ISO 8601 time stamp; None for
-    anything else."""
-    if pd.api.types.is_timedelta64_dtype(raw):
-        return "durations"
-    if pd.api.types.is_datetime64_any_dtype(raw):
-        return "dates and times"
+def _clock_values(raw: pd.Series) -> tuple[str, str] | None:
+    """Whether a time column holds a clock's values instead of numbers: ``("typed", "")`` for
+    a typed column of durations or dates and times (Parquet, a DataFrame), ``("text", cell)``
+    for text such as ``0 days 00:00:01.5``, ``00:00:01.5`` or an ISO 8601 time stamp (its
+    first such cell); None for anything else."""
+    if pd.api.types.is_timedelta64_dtype(raw) or pd.api.types.is_datetime64_any_dtype(raw):
+        return "typed", ""
     if pd.api.types.is_numeric_dtype(raw):
         return None
     text = next((v for v in raw if isinstance(v, str) and not is_number(v)), None)
     if text is None or not _CLOCK_TEXT.search(text):  # "1 234", "now": no clock
         return None
-    for kind, parse in (("durations", pd.to_timedelta),
-                        ("dates and times", lambda x: pd.to_datetime(x, format="ISO8601"))):
+    for parse in (pd.to_timedelta, lambda x: pd.to_datetime(x, format="ISO8601")):
         try:
             parsed = parse(text)
         except (ValueError, TypeError, OverflowError):
             continue
         if pd.notna(parsed):
-            return f"{kind} such as {_shorten(repr(text), 60)}"
+            return "text", text
     return None
 
 
@@ -853,13 +890,14 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
     try:
         df = read_table(path)
         check_columns(df, replace(columns, time=None) if sample_rate else columns, path)
+        df, clock = clock_in_seconds(df, None if sample_rate else columns.time, str(path))
         units, where = df.attrs.get(STATED_UNITS, ({}, str(path)))
         angle_unit, time_unit, notes = resolve_units(
             units, asdict(columns), where, angle_unit=angle_unit, time_unit=time_unit,
             sample_rate=sample_rate)
         reading = Reading(np.pi / 180.0 if angle_unit == "deg" else 1.0, TIME_UNITS[time_unit],
                           sample_rate)
-        notes, trajs = tuple(notes), []
+        notes, trajs = (*clock, *notes), []
         for name, part in _split(df, columns.trajectory, path):
             pieces, cut = _one_after_another(part, name, columns, reading, path,
                                              df.attrs.get(HEADER_REPEATS, ()))
@@ -893,7 +931,7 @@ def _one_after_another(part: pd.DataFrame, name: str, columns: Columns, reading:
     lines = part.index.to_numpy()
     cuts = set(np.searchsorted(lines, np.asarray(repeats, dtype=lines.dtype)).tolist())
     if reading.rate is None and len(part) > 1:
-        dt = np.diff(_time_column(part, columns.time, path))
+        dt = np.diff(_numeric_column(part, columns.time, path))
         back = dt < -RESTART_PERIODS * float(np.median(np.abs(dt)))
         cuts |= set((np.flatnonzero(back) + 1).tolist())
     edges = [0, *sorted(c for c in cuts if 0 < c < len(part)), len(part)]
@@ -943,7 +981,7 @@ def _times(part: pd.DataFrame, name: str, columns: Columns, path: Path, reading:
     sample rate replaces a time column the file has."""
     rate = reading.rate
     if rate is None:
-        return _time_column(part, columns.time, path) * reading.seconds, ()
+        return _numeric_column(part, columns.time, path) * reading.seconds, ()
     t = np.arange(len(part)) / rate
     unread = columns.time is not None and columns.time in part.columns
     return t, (f"{name}: column '{columns.time}' not read: the times are those of "

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import check_array
 
-from sparsefric.data import Columns, Reading, Trajectory, check_columns
+from sparsefric.data import Columns, Reading, Trajectory, check_columns, clock_in_seconds
 from sparsefric.data import _trajectory as _table_trajectory
 from sparsefric.errors import DataError, OptionError
 
@@ -168,8 +168,11 @@ def _frame_trajectories(df: pd.DataFrame, target: np.ndarray | None, name: str,
     columns = Columns(velocity="qd" if "qd" in df.columns else None,
                       acceleration="qdd" if "qdd" in df.columns else None)
     check_columns(df, columns, Path(name), advise=False)
+    df, clock = clock_in_seconds(df, columns.time, name)
     out = [_table_trajectory(part, label, Path(label), columns, Reading(), False)
            for label, part in _parts(df, name)]
+    if clock:  # durations or dates and times read as seconds: said with the first record
+        out[0] = out[0].with_(notes=(*clock, *out[0].notes))
     return [t.with_(tau=np.zeros_like(t.q)) for t in out] if placeholder else out
 
 
