@@ -20,6 +20,7 @@ import gzip
 import io
 import lzma
 import math
+import numbers
 import os
 import re
 import shlex
@@ -139,7 +140,7 @@ class Trajectory:
 
 
 def read_table(path: Path) -> pd.DataFrame:
-    """The table in ``path`` (CSV or Parquet); :class:`DataError` naming the file otherwise.
+    """The table in ``path`` (CSV, Parquet or MATLAB); :class:`DataError` naming the file otherwise.
 
     A CSV is read as :func:`table_text` gives it (any encoding of :data:`ENCODINGS`, without its
     blank and comment lines). The index is the line of each row in the file, for messages (a
@@ -148,14 +149,19 @@ def read_table(path: Path) -> pd.DataFrame:
     if not path.exists():
         raise DataError(f"{path}: no such file")
     if path.is_dir():
-        raise DataError(f"{path}: is a directory, expected a CSV or Parquet file")
+        raise DataError(f"{path}: is a directory, expected a CSV, Parquet or MATLAB file")
     suffixes = "".join(path.suffixes).lower()
     try:
         if suffixes.endswith(".parquet") or suffixes.endswith(".pq"):
-            return _read_parquet(path)
-        if suffixes.endswith(".mat"):
-            return _read_mat(path)
-        return _read_csv(path)
+            df = _read_parquet(path)
+        elif suffixes.endswith(".mat"):
+            df = _read_mat(path)
+        else:
+            return _read_csv(path)
+        # a typed table's units are in its names only (q [deg])
+        df.attrs[STATED_UNITS] = (stated_units([str(c) for c in df.columns], None),
+                                  f"{path} (its header)")
+        return df
     except DataError:
         raise
     except (pd.errors.ParserError, ValueError, OSError) as exc:
@@ -173,27 +179,33 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
 
 def _read_mat(path: Path) -> pd.DataFrame:
-    """A MATLAB file's vectors as columns named by their variables: the numeric vectors of the
-    length most of them share (row and column vectors alike; other variables are left out).
+    """A MATLAB file's vectors as columns named by their variables: the real vectors of the
+    longest length two or more of them share (row and column vectors alike; other variables
+    are left out).
     MATLAB and Simulink logs are saved so (``save('run.mat', 't', 'q', 'tau')``); scipy reads
     the formats up to v7, not v7.3 (HDF5)."""
     from scipy.io import loadmat  # only for .mat files: scipy.io costs start-up time
+    from scipy.io.matlab import MatReadError
 
     try:
         variables = loadmat(path, squeeze_me=True)
     except NotImplementedError:
         raise DataError(f"{path}: a MATLAB v7.3 (HDF5) file, which is not read: save it with "
                         "save(..., '-v7') or as CSV") from None
-    except (ValueError, TypeError, OSError) as exc:
+    except (MatReadError, ValueError, TypeError, OSError) as exc:
         raise DataError(f"{path}: cannot be read as a MATLAB file ({exc})") from None
     vectors = {k: v for k, v in variables.items() if not k.startswith("__")
                and isinstance(v, np.ndarray) and v.ndim == 1 and v.size > 1
                and np.issubdtype(v.dtype, np.number)}
+    if complex_ := [k for k, v in vectors.items() if np.iscomplexobj(v)]:
+        raise DataError(f"{path}: variable '{complex_[0]}' holds complex numbers; a trajectory "
+                        "is real")
     if not vectors:
         raise DataError(f"{path}: no variable is a vector of numbers; save the time, position "
                         "and torque as vectors, each its own variable (t, q, tau)")
+    # a record's columns share a length, longer than the parameter vectors saved beside them
     lengths = [v.size for v in vectors.values()]
-    n = max(set(lengths), key=lambda m: (lengths.count(m), m))
+    n = max((m for m in set(lengths) if lengths.count(m) >= 2), default=max(lengths))
     df = pd.DataFrame({k: v.astype(float) for k, v in vectors.items() if v.size == n})
     df.index = np.arange(len(df)) + 2  # "lines" as a CSV's or Parquet's (_read_parquet)
     if other := [f"{k} ({v.size})" for k, v in vectors.items() if v.size != n]:
@@ -216,12 +228,15 @@ def _read_csv(path: Path) -> pd.DataFrame:
         units_line = int(table.lines[1]) if len(table.lines) > 1 else None
         table, row = table.without_units_row()
         df = table.rows()
+        repeats, drop = header_repeats(df, row)
+        if repeats:  # read again without them: the numbers below are then numbers
+            table = table.without_lines(np.searchsorted(table.lines, drop))
+            df = table.rows()
     except pd.errors.ParserError as exc:
         raise DataError(f"{path}: cannot be read as a table ({parser_message(exc, table.lines)})"
                         ) from None
     _check_names_not_numbers(path, names, table.lines[0])
     check_unique_header(path, names)
-    df, repeats = _without_header_repeats(df, row)
     if repeats:
         df.attrs[HEADER_REPEATS] = repeats
     # what the file says its columns are in, for load_file, and where it says it
@@ -230,22 +245,26 @@ def _read_csv(path: Path) -> pd.DataFrame:
     return df
 
 
-def _without_header_repeats(df: pd.DataFrame, units: Sequence[str] | None
-                            ) -> tuple[pd.DataFrame, tuple[int, ...]]:
-    """``df`` without the rows that repeat its header (and the units row ``units`` under it):
-    files joined one after another (``cat a.csv b.csv``) repeat them before each record; and
-    the lines of the repeated headers. Only a table with a column of text can hold them."""
-    if all(pd.api.types.is_numeric_dtype(df[c]) for c in df.columns) or df.empty:
-        return df, ()
-    cells = [df[c].astype(str).str.strip().to_numpy() for c in df.columns]
-    header = np.logical_and.reduce([v == str(c) for v, c in zip(cells, df.columns, strict=True)])
-    drop = header.copy()
+def header_repeats(df: pd.DataFrame, units: Sequence[str] | None
+                   ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The lines of the rows of ``df`` that repeat its header, and those to leave out: them and
+    the units row ``units`` (None: none) under each. Files joined one after another (``cat
+    a.csv b.csv``) repeat both before each record. Such a row puts text in every column (but
+    an empty one, as a separator ending every line makes), so a table with a column of numbers
+    has none, and only the rows whose first column holds its name are compared whole."""
+    full = [c for c in df.columns if df[c].notna().any()]
+    if not full or any(pd.api.types.is_numeric_dtype(df[c]) for c in full):
+        return (), ()
+    first = df[full[0]].astype(str).str.strip().to_numpy() == str(full[0])
+    rows = [i for i in np.flatnonzero(first)
+            if all(str(df[c].iloc[i]).strip() == str(c) for c in full)]
+    drop = list(rows)
     if units is not None:
-        drop |= np.logical_and.reduce([v == u.strip() for v, u in zip(cells, units,
-                                                                       strict=False)])
-    if not header.any():
-        return df, ()
-    return df[~drop], tuple(int(line) for line in df.index[header])
+        cells = dict(zip(df.columns, units, strict=False))
+        drop += [i + 1 for i in rows if i + 1 < len(df) and all(
+            str(df[c].iloc[i + 1]).strip() == cells.get(c, "").strip() for c in full)]
+    lines = df.index.to_numpy()
+    return tuple(int(lines[i]) for i in rows), tuple(sorted(int(lines[i]) for i in drop))
 
 
 #: Key of :attr:`pandas.DataFrame.attrs` under which :func:`read_table` leaves the lines of a
@@ -390,12 +409,37 @@ class TextTable:
         end = self.data.find(b"\n")
         if self.data.count(b'"', 0, end) % 2 or len(self.lines) < 3:
             return self, None
-        first = self._read(header=None, skiprows=1, nrows=2, dtype=str, keep_default_na=False)
+        try:
+            first = self._read(header=None, skiprows=1, nrows=2, dtype=str,
+                               keep_default_na=False)
+        except pd.errors.ParserError:  # rows of unequal fields: rows() names the line
+            return self, None
         if len(first) < 2 or not is_units_row(list(first.iloc[0]), list(first.iloc[1])):
             return self, None
-        second = self.data.find(b"\n", end + 1)
-        return (replace(self, data=self.data[:end + 1] + self.data[second + 1:],
-                        lines=np.delete(self.lines, 1)), [str(c) for c in first.iloc[0]])
+        return self.without_lines([1]), [str(c) for c in first.iloc[0]]
+
+    def without_lines(self, positions: Sequence[int]) -> TextTable:
+        """The table without its lines at ``positions`` (0 is the header's; a name or cell
+        quoted across lines counts as several)."""
+        drop = sorted(set(int(i) for i in positions))
+        starts = self._line_starts(drop[-1] + 2 if drop else 0)
+        pieces, at = [], 0
+        for i in drop:
+            pieces.append(self.data[at:starts[i]])
+            at = int(starts[i + 1]) if i + 1 < len(starts) else len(self.data)
+        pieces.append(self.data[at:])
+        return replace(self, data=b"".join(pieces), lines=np.delete(self.lines, drop))
+
+    def _line_starts(self, count: int) -> np.ndarray:
+        """The byte offsets at which the first ``count`` lines start (fewer where the table
+        has fewer): found one by one near the top (a units row), at numpy's speed deeper."""
+        if count <= 64:
+            starts, at = [0], 0
+            while len(starts) < count and (at := self.data.find(b"\n", at) + 1) > 0:
+                starts.append(at)
+            return np.array(starts)
+        breaks = np.flatnonzero(np.frombuffer(self.data, dtype=np.uint8) == ord("\n"))
+        return np.r_[0, breaks + 1][:count]
 
     def names(self) -> list[str]:
         """The column names in the header, as written."""
@@ -852,9 +896,9 @@ def _split(df: pd.DataFrame, col: str | None, path: Path) -> list[tuple[str, pd.
 
 def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
               angle_unit: str | None = None, resample: bool = False,
-              time_unit: str | None = None, sample_rate: float | None = None
-              ) -> list[Trajectory]:
-    """Read one CSV or Parquet file into one or more trajectories.
+              time_unit: str | None = None, sample_rate: float | None = None,
+              axis: str | None = None) -> list[Trajectory]:
+    """Read one CSV, Parquet or MATLAB file into one or more trajectories.
 
     Parameters
     ----------
@@ -880,6 +924,9 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
         record are taken at t = k / ``sample_rate``, k = 0, 1, …, and the time column is not
         read (a note says so where the file has one). Many drive and PLC logs are written at a
         fixed rate without time stamps.
+    axis : {"revolute", "prismatic"}, optional
+        The joint's axis, where known: a prismatic joint's positions are no angles, and a
+        file that states degrees for them is refused.
     """
     if angle_unit is not None:
         check_choice("angle_unit", angle_unit, ANGLE_UNITS)
@@ -894,7 +941,7 @@ def load_file(path: str | os.PathLike, columns: Columns = Columns(), *,
         units, where = df.attrs.get(STATED_UNITS, ({}, str(path)))
         angle_unit, time_unit, notes = resolve_units(
             units, asdict(columns), where, angle_unit=angle_unit, time_unit=time_unit,
-            sample_rate=sample_rate)
+            sample_rate=sample_rate, axis=axis)
         reading = Reading(np.pi / 180.0 if angle_unit == "deg" else 1.0, TIME_UNITS[time_unit],
                           sample_rate)
         notes, trajs = (*clock, *notes), []
@@ -925,15 +972,18 @@ def _one_after_another(part: pd.DataFrame, name: str, columns: Columns, reading:
     """The records one table's rows ``part`` (named ``name``) hold one after another, and a
     note where there are several: cut after each line ``repeats`` names (the header written
     again: files joined by ``cat``) and where the time runs backwards (a logger's clock
-    restarted for the next record: by more than :data:`RESTART_PERIODS` periods), each named
-    ``name[a:b]`` by its rows; ``[(name, part)]`` where there is no such cut. Equal times and a
-    stamp a little early are no restart (:func:`_check_clock` refuses them)."""
+    restarted for the next record: by more than :data:`RESTART_PERIODS` periods, then on at
+    the period), each named ``name[a:b]`` by its rows; ``[(name, part)]`` where there is no
+    such cut. Equal times, a stamp a little early and a single stamp out of place are no
+    restart (:func:`_check_clock` refuses them)."""
     lines = part.index.to_numpy()
     cuts = set(np.searchsorted(lines, np.asarray(repeats, dtype=lines.dtype)).tolist())
     if reading.rate is None and len(part) > 1:
         dt = np.diff(_numeric_column(part, columns.time, path))
-        back = dt < -RESTART_PERIODS * float(np.median(np.abs(dt)))
-        cuts |= set((np.flatnonzero(back) + 1).tolist())
+        period = float(np.median(np.abs(dt)))
+        # a restart runs on at the period; one bad stamp jumps back and forth again
+        on = np.r_[np.abs(dt[1:] - period) <= 0.5 * period, True]
+        cuts |= set((np.flatnonzero((dt < -RESTART_PERIODS * period) & on) + 1).tolist())
     edges = [0, *sorted(c for c in cuts if 0 < c < len(part)), len(part)]
     if len(edges) == 2:
         return [(name, part)], ()
@@ -955,8 +1005,8 @@ def _check_clock_options(columns: Columns, time_unit: str | None, sample_rate: f
             raise OptionError("sample_rate", "is needed without a time column (Columns(time="
                               "None)): give the rate [Hz] at which the rows were sampled")
         return
-    if not (isinstance(sample_rate, int | float) and math.isfinite(sample_rate)
-            and sample_rate > 0):
+    if not (isinstance(sample_rate, numbers.Real) and not isinstance(sample_rate, bool)
+            and math.isfinite(sample_rate) and sample_rate > 0):
         raise OptionError("sample_rate", f"must be a positive number of Hz, got {sample_rate!r}")
     if time_unit is not None:
         raise OptionError("sample_rate", f"gives the times, so {mention('time_unit', time_unit)}"
@@ -1026,16 +1076,14 @@ def _trajectory(part: pd.DataFrame, name: str, path: Path, columns: Columns,
     return _resample(traj) if need_resample else traj
 
 
-def load_trajectories(paths, columns: Columns = Columns(), *, angle_unit: str | None = None,
-                      resample: bool = False, time_unit: str | None = None,
-                      sample_rate: float | None = None) -> list[Trajectory]:
-    """Read several files; each file gives one trajectory or, with a trajectory column, several."""
+def load_trajectories(paths, columns: Columns = Columns(), **options: Any) -> list[Trajectory]:
+    """Read several files; each file gives one trajectory or, with a trajectory column, several.
+    ``options``: those of :func:`load_file` (``angle_unit``, ``resample``, …)."""
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
     out: list[Trajectory] = []
     for p in paths:
-        out.extend(load_file(p, columns, angle_unit=angle_unit, resample=resample,
-                             time_unit=time_unit, sample_rate=sample_rate))
+        out.extend(load_file(p, columns, **options))
     return out
 
 
@@ -1050,14 +1098,15 @@ def load_with(paths, options: Mapping[str, Any]) -> list[Trajectory]:
     """:func:`load_trajectories` with the options named as in :data:`LOAD_DEFAULTS`.
 
     Keys of ``options`` that are not loading options are ignored (the CLI passes all its
-    arguments); missing or ``None`` ones take their defaults.
+    arguments); missing or ``None`` ones take their defaults. An ``axis`` among them is the
+    joint's (``load_file``'s ``axis``).
     """
     o = {k: v if options.get(k) is None else options[k] for k, v in LOAD_DEFAULTS.items()}
     cols = Columns(o["time"], o["position"], o["torque"], o["velocity"], o["acceleration"],
                    o["trajectory_column"])
     return load_trajectories(list(paths), cols, angle_unit=o["angle_unit"],
                              resample=bool(o["resample"]), time_unit=o["time_unit"],
-                             sample_rate=o["sample_rate"])
+                             sample_rate=o["sample_rate"], axis=options.get("axis"))
 
 
 #: Files seen so far, by size [bytes] (None: not a readable file): name as given, real path.

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from sparsefric.errors import DataError
 from sparsefric.options import mention
 
 #: Spellings of the time units (lower case) → ``time_unit``.
@@ -70,8 +71,8 @@ def stated_units(names: Sequence[str], row: Sequence[str] | None) -> dict[str, s
 
 
 def resolve_units(units: Mapping[str, str], columns: Mapping[str, str | None], where: str, *,
-                  angle_unit: str | None, time_unit: str | None, sample_rate: float | None
-                  ) -> tuple[str, str, list[str]]:
+                  angle_unit: str | None, time_unit: str | None, sample_rate: float | None,
+                  axis: str | None = None) -> tuple[str, str, list[str]]:
     """The units to read a file's angle and time columns in, and notes on them.
 
     ``units``: what the file (``where``: the file and the line of its units) states per column
@@ -81,6 +82,11 @@ def resolve_units(units: Mapping[str, str], columns: Mapping[str, str | None], w
     with a note where that is not rad (s), else rad (s). Positions stated in mm or encoder
     counts, which no option reads, and a torque stated in amperes (a logged motor current)
     get a note too.
+
+    Raises
+    ------
+    DataError
+        Where the file states degrees for the positions of a prismatic ``axis``.
     """
     notes = []
 
@@ -108,6 +114,9 @@ def resolve_units(units: Mapping[str, str], columns: Mapping[str, str | None], w
         notes.append(f"{where} gives column '{name}' in {said}, which no option reads: it is "
                      "read in rad (m for a prismatic axis); convert it")
     read = word if word in ("rad", "deg") else None
+    if read == "deg" and axis == "prismatic" and angle_unit is None:
+        raise DataError(f"{where} gives column '{name}' in {said}, an angle, but the axis is "
+                        "prismatic (positions in m)")
     angle_unit = choose("angle_unit", angle_unit, name, said, read, "rad")
     name, said = stated("torque")
     if said.lower() in CURRENT_WORDS:

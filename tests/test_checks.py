@@ -145,12 +145,13 @@ def test_coulomb_level_is_extrapolated_where_the_records_end_inside_the_stribeck
     assert "f_c = 18 N·m" in found[0].message and "(10 % of f_c)" in found[0].message
     assert "a move at about 0.22 rad/s" in found[0].message  # Ω_s (ln 100)^(1/δ)
     assert checks.coulomb_reach(TRUTH.with_(stribeck=()), 0.1) == []
-    # f_c = 0: the rise is judged against g(0), 7 N·m; at 0.1 rad/s it adds 25 % of it, at
-    # 1 rad/s 1e-19 N·m, decayed within the records (f_c 0 was once "extrapolated" there too,
-    # with a move slower than the records advised)
+    # f_c about 0: the rise is judged against 5 % of g(0), 7 N·m; at 0.1 rad/s it adds 25 % of
+    # it, at 1 rad/s 1e-19 N·m, decayed within the records (f_c 0 was once "extrapolated"
+    # there too, with a move slower than the records advised)
     (zero,) = checks.coulomb_reach(TRUTH.with_(coulomb=0.0), 0.1)
     assert "f_c is 0" in zero.message
-    assert checks.coulomb_reach(TRUTH.with_(coulomb=0.0), 1.0) == []
+    for nearly in (0.0, 1e-12, 1e-3):
+        assert checks.coulomb_reach(TRUTH.with_(coulomb=nearly), 1.0) == []
     assert checks.coulomb_reach(TRUTH, 0.0) == []
 
 

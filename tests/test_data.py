@@ -514,6 +514,70 @@ def test_records_written_one_after_another_are_read_as_separate_records(tmp_path
         load_trajectories(early)
 
 
+@pytest.mark.parametrize("sep, decimal, end", [(";", ",", ""), (",", ".", ",")])
+def test_joined_files_split_with_decimal_commas_or_a_separator_ending_each_line(
+        tmp_path, sep, decimal, end):
+    """The repeated header made every column text: decimal commas were then no numbers, and
+    the empty column a separator ending each line leaves never matched the header."""
+    text = "".join(pd.read_csv(_write(tmp_path, name, n=n)).to_csv(sep=sep, decimal=decimal,
+                                                                     index=False)
+                   .replace("\n", end + "\n") for name, n in (("a.csv", 200), ("b.csv", 300)))
+    (tmp_path / "joined.csv").write_text(text)
+    x, y = load_trajectories(tmp_path / "joined.csv")
+    assert (len(x), len(y)) == (200, 300) and y.t[0] == 0.0 and y.dt == pytest.approx(1e-3)
+
+
+def test_what_the_new_readings_leave_an_error_names(tmp_path):
+    """A first row short a field, one stamp out of place, and a prismatic joint's positions
+    stated in degrees are each one line naming the file (and the line)."""
+    short = tmp_path / "short.csv"
+    short.write_text("t,q,tau\n0,0\n" + "".join(f"{k * 1e-3},{k},1\n" for k in range(1, 200)))
+    with pytest.raises(DataError, match=r"short.csv: column 'tau', line 2: missing"):
+        load_trajectories(short)
+    t = np.arange(200) * 1e-3
+    t[100] = 0.0  # one stamp reset: not a clock restarted for a new record
+    with pytest.raises(DataError, match="time not strictly increasing at line 102"):
+        load_trajectories(_write(tmp_path, "stamp.csv", t=t))
+    linear = _with_units(tmp_path, "linear.csv", "s,deg,N")
+    with pytest.raises(DataError, match=r"linear.csv \(line 2\) gives column 'q' in deg, an "
+                                        r"angle, but the axis is prismatic \(positions in m\)"):
+        load_trajectories(linear, axis="prismatic")
+    assert len(load_trajectories(linear, axis="revolute")) == 1
+
+
+def test_a_typed_table_states_units_in_its_names_and_a_sample_rate_is_a_real_number(tmp_path):
+    plain = load_trajectories(_write(tmp_path, "plain.csv"))[0]
+    frame = pd.DataFrame({"t": plain.t, "q [deg]": np.degrees(plain.q), "tau": plain.tau})
+    frame.to_parquet(tmp_path / "deg.parquet")
+    (traj,) = load_trajectories(tmp_path / "deg.parquet", Columns(position="q [deg]"))
+    np.testing.assert_allclose(traj.q, plain.q, rtol=1e-12)
+    assert traj.notes == (f"{tmp_path / 'deg.parquet'} (its header) gives column 'q [deg]' in "
+                          "deg: read in deg",)
+    rows = tmp_path / "rows.csv"
+    pd.DataFrame({"q": plain.q, "tau": plain.tau}).to_csv(rows, index=False)
+    assert load_trajectories(rows, sample_rate=np.int64(1000))[0].dt == pytest.approx(1e-3)
+    from sparsefric.errors import OptionError
+    with pytest.raises(OptionError, match="sample_rate must be a positive number of Hz"):
+        load_trajectories(rows, sample_rate=True)
+
+
+def test_matlab_files_that_are_odd_are_read_or_refused_in_one_line(tmp_path):
+    from scipy.io import savemat
+    plain = load_trajectories(_write(tmp_path, "plain.csv"))[0]
+    # parameter vectors beside the record, more of them than its columns: the record is read
+    savemat(tmp_path / "params.mat", {"t": plain.t, "q": plain.q, "tau": plain.tau,
+                                      **{f"k{i}": np.ones(3) for i in range(4)}})
+    assert len(load_trajectories(tmp_path / "params.mat")[0]) == 200
+    savemat(tmp_path / "complex.mat", {"t": plain.t, "q": plain.q, "tau": plain.tau + 1j})
+    (tmp_path / "empty.mat").write_bytes(b"")
+    (tmp_path / "short.mat").write_bytes(b"MATLAB 5.0 MAT-file")
+    for name, problem in (("complex.mat", "variable 'tau' holds complex numbers"),
+                          ("empty.mat", "cannot be read as a MATLAB file"),
+                          ("short.mat", "cannot be read as a MATLAB file")):
+        with pytest.raises(DataError, match=rf"^{re.escape(str(tmp_path / name))}: {problem}"):
+            load_trajectories(tmp_path / name)
+
+
 def _with_units(tmp_path, name, units, **changes):
     """A CSV of :func:`_write`'s trajectory with a row of ``units`` under its header, the
     columns changed by ``changes`` (column → factor)."""

@@ -548,12 +548,13 @@ def coulomb_reach(model: JointModel, fastest: float,
 
 
 def _coulomb_limit(model: JointModel) -> float:
-    """:data:`COULOMB_RISE_LIMIT` f_c [N·m | N], or of g(0) where f_c is 0: a Stribeck rise
-    below it is decayed. (Of f_c alone, any rise at all was "still adding" to an f_c of 0: a
-    rise decayed to 1e-11 N·m within the records made the level it decays to extrapolated, and
-    the advice a move slower than the fastest.)"""
-    dry = model.coulomb if model.coulomb > 0 else sum(a for _, a in model.stribeck)
-    return COULOMB_RISE_LIMIT * max(dry, 0.0)
+    """:data:`COULOMB_RISE_LIMIT` f_c [N·m | N], and never below that share of
+    :data:`COULOMB_RISE_LIMIT` g(0): a Stribeck rise below it is decayed. (Of f_c alone, any
+    rise at all was "still adding" to an f_c of 0 or nearly: a rise decayed to 1e-11 N·m within
+    the records made the level it decays to extrapolated, and the advice a move slower than the
+    fastest.)"""
+    g0 = max(model.coulomb, 0.0) + sum(a for _, a in model.stribeck)
+    return COULOMB_RISE_LIMIT * max(model.coulomb, COULOMB_RISE_LIMIT * g0, 0.0)
 
 
 def _rise_share(model: JointModel, rise: float) -> str:
@@ -575,9 +576,9 @@ def coulomb_levels(model: JointModel, speeds: np.ndarray) -> list[Finding]:
     ``coulomb_unseparated``).
 
     ``speeds``: the steady sliding speeds [rad/s] of the records (CVE levels). Above the
-    Stribeck region (where the model's terms add at most :data:`COULOMB_RISE_LIMIT` f_c, of g(0)
-    where f_c is 0) a steady level measures f_c + τ_v(v); with one such level, the split between
-    f_c and the viscous slope is not measured, and the transients decide it. Over five zoo seeds f_c
+    Stribeck region (where the model's terms add at most :func:`_coulomb_limit`) a steady
+    level measures f_c + τ_v(v); with one such level, the split between f_c and the viscous
+    slope is not measured, and the transients decide it. Over five zoo seeds f_c
     was off by a median 0.5 % with three or more such levels, 3.1 % with two, 10.9 % with one
     (4 of 13 beyond 25 %; a joint at +49 %, one whose curve was then 6 % off between its
     levels, both unnamed; ``DESIGN.md`` §92). Empty without such a level: there
