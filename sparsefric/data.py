@@ -614,8 +614,7 @@ def clock_in_seconds(df: pd.DataFrame, name: str | None, where: str
     raw = df[name] if name is not None and name in df.columns else None
     if not isinstance(raw, pd.Series) or not (held := _clock_values(raw)):
         return df, ()
-    kind, example = held
-    parsed = raw if kind != "text" else _parsed_clock(raw, example)
+    parsed = raw if held == "typed" else _parsed_clock(raw, held)
     bad = parsed.isna().to_numpy()
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -636,40 +635,39 @@ def _clock_kind(parsed: pd.Series) -> str:
     return "durations" if pd.api.types.is_timedelta64_dtype(parsed) else "dates and times"
 
 
-def _parsed_clock(raw: pd.Series, example: str) -> pd.Series:
-    """Text ``raw`` as durations where ``example`` (a cell of it) reads as one, else as ISO
-    8601 dates and times; NaT where a cell does not read so."""
+def _parsed_clock(raw: pd.Series, kind: str) -> pd.Series:
+    """Text ``raw`` as durations or as ISO 8601 dates and times (``kind``, as
+    :func:`_clock_values` found it); NaT where a cell does not read so."""
     text = raw.astype(str).str.strip()
-    try:
-        pd.to_timedelta(example)
-    except (ValueError, TypeError, OverflowError):
-        return pd.to_datetime(text, format="ISO8601", errors="coerce")
-    return pd.to_timedelta(text, errors="coerce")
+    if kind == "durations":
+        return pd.to_timedelta(text, errors="coerce")
+    return pd.to_datetime(text, format="ISO8601", errors="coerce")
 
 
 #: Text a clock writes: a time of day (12:00, 0:00:01.5), a day count or an ISO 8601 date.
 _CLOCK_TEXT = re.compile(r"\d:\d\d|\d\s*days?\b|\d{4}-\d\d-\d\d")
 
 
-def _clock_values(raw: pd.Series) -> tuple[str, str] | None:
-    """Whether a time column holds a clock's values instead of numbers: ``("typed", "")`` for
-    a typed column of durations or dates and times (Parquet, a DataFrame), ``("text", cell)``
-    for text such as ``0 days 00:00:01.5``, ``00:00:01.5`` or an ISO 8601 time stamp (its
-    first such cell); None for anything else."""
+def _clock_values(raw: pd.Series) -> str | None:
+    """Whether a time column holds a clock's values instead of numbers: ``"typed"`` for a
+    typed column of durations or dates and times (Parquet, a DataFrame); ``"durations"`` or
+    ``"dates and times"`` for text such as ``0 days 00:00:01.5``, ``00:00:01.5`` or an ISO
+    8601 time stamp, as its first such cell reads; None for anything else."""
     if pd.api.types.is_timedelta64_dtype(raw) or pd.api.types.is_datetime64_any_dtype(raw):
-        return "typed", ""
+        return "typed"
     if pd.api.types.is_numeric_dtype(raw):
         return None
     text = next((v for v in raw if isinstance(v, str) and not is_number(v)), None)
     if text is None or not _CLOCK_TEXT.search(text):  # "1 234", "now": no clock
         return None
-    for parse in (pd.to_timedelta, lambda x: pd.to_datetime(x, format="ISO8601")):
+    for kind, parse in (("durations", pd.to_timedelta),
+                        ("dates and times", lambda x: pd.to_datetime(x, format="ISO8601"))):
         try:
             parsed = parse(text)
         except (ValueError, TypeError, OverflowError):
             continue
         if pd.notna(parsed):
-            return "text", text
+            return kind
     return None
 
 
