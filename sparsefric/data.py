@@ -19,8 +19,6 @@ import filecmp
 import gzip
 import io
 import lzma
-import math
-import numbers
 import os
 import re
 import shlex
@@ -36,7 +34,13 @@ import pandas as pd
 from sparsefric.atomic import atomic_path
 from sparsefric.data_checks import Finding
 from sparsefric.errors import DataError, OptionError
-from sparsefric.options import ANGLE_UNITS, check_choice, check_torque_delay, mention
+from sparsefric.options import (
+    ANGLE_UNITS,
+    check_choice,
+    check_positive,
+    check_torque_delay,
+    mention,
+)
 from sparsefric.stated_units import is_number, is_units_row, resolve_units, stated_units
 
 MIN_SAMPLES = 50
@@ -1003,9 +1007,7 @@ def _check_clock_options(columns: Columns, time_unit: str | None, sample_rate: f
             raise OptionError("sample_rate", "is needed without a time column (Columns(time="
                               "None)): give the rate [Hz] at which the rows were sampled")
         return
-    if not (isinstance(sample_rate, numbers.Real) and not isinstance(sample_rate, bool)
-            and math.isfinite(sample_rate) and sample_rate > 0):
-        raise OptionError("sample_rate", f"must be a positive number of Hz, got {sample_rate!r}")
+    check_positive("sample_rate", sample_rate)
     if time_unit is not None:
         raise OptionError("sample_rate", f"gives the times, so {mention('time_unit', time_unit)}"
                           " (the unit of a time column) has nothing to read: leave one out")

@@ -557,7 +557,7 @@ def test_a_typed_table_states_units_in_its_names_and_a_sample_rate_is_a_real_num
     pd.DataFrame({"q": plain.q, "tau": plain.tau}).to_csv(rows, index=False)
     assert load_trajectories(rows, sample_rate=np.int64(1000))[0].dt == pytest.approx(1e-3)
     from sparsefric.errors import OptionError
-    with pytest.raises(OptionError, match="sample_rate must be a positive number of Hz"):
+    with pytest.raises(OptionError, match="sample_rate must be a finite number > 0, got True"):
         load_trajectories(rows, sample_rate=True)
 
 
@@ -642,8 +642,8 @@ def test_a_units_row_is_text_in_every_cell_above_numbers(row, below, units):
 
 @pytest.mark.parametrize("columns, options, problem", [
     (Columns(time=None), {}, "sample_rate is needed without a time column"),
-    (Columns(), {"sample_rate": 0.0}, "sample_rate must be a positive number of Hz, got 0.0"),
-    (Columns(), {"sample_rate": float("nan")}, "sample_rate must be a positive number"),
+    (Columns(), {"sample_rate": 0.0}, "sample_rate must be a finite number > 0, got 0.0"),
+    (Columns(), {"sample_rate": float("nan")}, "sample_rate must be a finite number > 0, got nan"),
     (Columns(), {"sample_rate": 1e3, "time_unit": "ms"}, "`time_unit='ms'` (the unit of a"),
 ])
 def test_a_sample_rate_is_refused_where_it_cannot_give_the_times(tmp_path, columns, options,
