@@ -16,7 +16,6 @@ start-up).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -296,18 +295,7 @@ def identify(train: list[Trajectory], validate: list[Trajectory] | None, s: Sett
     identification with the validation records fitted is kept if it misses no more levels
     (§115). Where that second identification ends in an error (an inadmissible
     model), the first stands with its warnings.
-
-    Where the LuGre model holds a Stribeck exponent at an end of the library's grid, the
-    identification runs once more without that end (:func:`_off_the_edge`).
     """
-    result = _identify_pooled(train, validate, s, progress)
-    return _off_the_edge(result, train, validate, s)
-
-
-def _identify_pooled(train: list[Trajectory], validate: list[Trajectory] | None, s: Settings,
-                     progress: Callable[[str], None]) -> IdentificationResult:
-    """:func:`_identify`, and again with the validation records fitted where the model
-    misses a record's constant-velocity friction (see :func:`identify`)."""
     result = _identify(train, validate, s, progress)
     if any(f.code == "validation_pooled" for f in result.findings):
         return result
@@ -331,78 +319,6 @@ def _identify_pooled(train: list[Trajectory], validate: list[Trajectory] | None,
     pooled.findings.append(Finding("warning", "validation_pooled",
                                    _pooled_message(missed, before, after, refitted)))
     return pooled
-
-
-#: Standard errors by which a model with a Stribeck exponent at an end of the grid must
-#: predict the validation torque better than the one identified without that end to be kept
-#: (:func:`_off_the_edge`). Not the one standard error of :data:`PREDICTION_GAIN`: the two
-#: models are compared on records both may have been fitted to (every record, once the
-#: validation records have chosen), where the better fit of those records is no better
-#: prediction. On zoo joints 2024/7 and 246167698/32 the truth itself predicted their
-#: validation torque 2.6 and 1.8 standard errors worse than the model at δ = 0.5.
-EDGE_GAIN = 3.0
-
-
-def _off_the_edge(result: IdentificationResult, train: list[Trajectory],
-                  validate: list[Trajectory] | None, s: Settings) -> IdentificationResult:
-    """``result``, or the identification without the grid's ends that its LuGre model's
-    Stribeck exponents sit on, where that one's exponents all lie inside the grid, its
-    inertia agrees (:func:`_same_inertia`) and it predicts the validation torque (the
-    training torque where no validation records are given) within :data:`EDGE_GAIN` standard
-    errors as well (:func:`~sparsefric.hac.paired_gain`), missing no more constant-velocity
-    levels.
-
-    An exponent at an end is where the fit stopped because the model class ended
-    (:func:`~sparsefric.steps.checks.at_bounds`), often the end of a path of the selection
-    and iterations rather than the best fit: on zoo joints with the truth's δ 0.6–0.9 (or two
-    terms, 0.75 and 2.6) the model took δ 0.5 with a rise below the slowest steady speed that
-    put the break-away 16–43 % high; identified without 0.5, one of them chose δ 1.25 with the
-    validation torque 13 % better (RMS) and the truth's Ω_s within 1 % (``DESIGN.md`` §131).
-    Between two models the data tell apart by less than their noise, the one not pressed
-    against the end of the model class is reported; where it lies next to the end it was
-    identified without, its warning says so."""
-    model, grid = result.lugre_model, tuple(s.deltas)
-    ends = {min(grid), max(grid)} & {d for d, _ in model.stribeck} if model else set()
-    inner = tuple(d for d in grid if d not in ends)
-    if result.model is not model or not ends or len(inner) < 2:
-        return result
-    try:
-        other = _identify_pooled(train, validate, replace(s, deltas=inner),
-                                 lambda description: None)
-    except SparsefricError:
-        return result
-    if other.model is not other.lugre_model or any(
-            d in ends for d, _ in other.model.stribeck) or not _same_inertia(other, result):
-        return result
-    held = result.prepare(validate or train)
-    gain = paired_gain(*(held.tau_raw - np.concatenate(held.torque(r.model))
-                         for r in (other, result)))
-    misses = [int(checks.cve_misses(r.model, r.cve).sum()) for r in (result, other)]
-    if not gain <= EDGE_GAIN or misses[1] > misses[0]:
-        return result
-    torque = "validation" if validate else "training"
-    exponents = " and ".join(f"{d:g}" for d in sorted(ends))
-    compared = (f"the model at δ = {exponents} predicted the {torque} torque {gain:.2g} "
-                f"standard errors better, within the data's noise ({EDGE_GAIN:g})" if gain > 0
-                else f"this model predicts the {torque} torque {-gain:.2g} standard errors "
-                     "better than the one at it")
-    other.convergence_reason += (f"; identified again without the grid's end δ = "
-                                 f"{exponents}, where the first identification's exponent "
-                                 f"sat: {compared}")
-    other.findings = [replace(f, message=f"{f.message}; with δ = {exponents} allowed, the "
-                              f"fit went there: {compared}")
-                      if f.code == "at_bound" and f.message.startswith("the Stribeck exponent")
-                      else f for f in other.findings]
-    return other
-
-
-def _same_inertia(a: IdentificationResult, b: IdentificationResult) -> bool:
-    """Whether the two models' inertias agree within
-    :data:`~sparsefric.steps.checks.INERTIA_AGREEMENT` either way: a choice between two shapes
-    of the rise that the data tell apart by less than their noise is no reason to move the
-    rigid body (zoo joint 246167698/32: identified without δ = 0.5, the inertia went −88 %)."""
-    ratio = a.model.inertia / b.model.inertia if b.model.inertia > 0 else math.nan
-    return 1 / checks.INERTIA_AGREEMENT <= ratio <= checks.INERTIA_AGREEMENT
 
 
 def _pooled_message(missed: list[str], before: int, after: int, refitted: bool) -> str:

@@ -698,26 +698,3 @@ def test_an_exponent_at_the_end_of_the_grid_is_not_reported_as_plainly_converged
     assert ("at the end of the range the fit may give" in est.convergence_reason_) == bool(bound)
     for delta in bound:
         assert any(f"δ = {delta:g} (Ω_s" in w for w in warned)
-
-
-@pytest.mark.slow
-def test_a_rise_pressed_against_the_grid_end_is_identified_again_without_it():
-    """Zoo joint 16 of seed 140405290 (a seed drawn at run time; the paper's split, truth two
-    rises δ 0.75 and 2.62, Ω_s 0.107 rad/s): the model took one rise at δ = 0.5, the grid's
-    slowest-decaying end, with Ω_s 0.042 rad/s and the break-away +43 % (named only as an
-    exponent at the end). Identified again without 0.5, δ = 1.25 predicts the validation
-    torque better and the break-away is within 3 % (``DESIGN.md`` §131). (Under other sensor
-    noise the first identification may find both rises itself, inside the grid.)"""
-    from .conftest import zoo as load_zoo
-
-    spec, est = _zoo_fit(140405290, 16)
-    truth, model = spec.truth, est.model_
-    low, high = min(DEFAULT_DELTAS), max(DEFAULT_DELTAS)
-    assert model.stribeck and all(low < d < high for d, _ in model.stribeck)
-    assert model.stribeck_velocity == pytest.approx(truth.stribeck_velocity, rel=0.1)
-    v_max = 1.2 * max(load_zoo().steady_speeds(spec))
-    assert model.breakaway_torque(v_max=v_max) == pytest.approx(
-        truth.breakaway_torque(v_max=v_max), rel=0.05)
-    v = np.geomspace(0.03, 2.13, 50)  # the zoo's criterion: 3 % RMS over the recorded speeds
-    assert np.sqrt(np.mean((model.static_friction(v) / truth.static_friction(v) - 1) ** 2)) < 0.03
-    assert not any(w.startswith("the Stribeck exponent") for w in est.warnings_)
